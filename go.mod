@@ -1,0 +1,3 @@
+module github.com/tensorforge/forge
+
+go 1.26.8

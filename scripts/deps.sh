@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# deps.sh checks that the Debian packages Forge's tests and demo need are
+# installed. Run as root on Debian it installs the missing ones (and says so);
+# anywhere else it prints the exact apt line and fails, because installing
+# system packages silently behind a user's back is not ours to do.
+set -euo pipefail
+
+# Packages: OpenBLAS (fast SGEMM through purego), espeak-ng (G2P for Kokoro),
+# and npm (model artifacts ship as npm packages).
+pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data)
+if [ "${FORGE_DEPS_EXTRA:-}" != "" ]; then
+  # shellcheck disable=SC2206
+  pkgs+=(${FORGE_DEPS_EXTRA})
+fi
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${pkgs[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$status" in
+      *"install ok installed"*) ;;
+      *) missing+=("$p") ;;
+    esac
+  done
+else
+  echo "deps: not a Debian system (no dpkg-query); make sure OpenBLAS and espeak-ng are installed" >&2
+  exit 0
+fi
+
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+line="apt-get install -y ${missing[*]}"
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "deps: installing missing Debian packages: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq "${missing[@]}" >&2
+  exit 0
+fi
+
+echo "deps: missing Debian packages: ${missing[*]}" >&2
+echo "deps: install them with:  sudo $line" >&2
+exit 1
