@@ -1,0 +1,40 @@
+// Package gemm is the matrix-multiply core of the CPU backend: single-precision
+// GEMM (C = alpha·op(A)·op(B) + beta·C, row-major) and integer GEMM with
+// zero points (ONNX MatMulInteger semantics) for int8-quantized models.
+//
+// It works on plain slices and knows nothing about graphs or tensors, so it
+// can be tested and benchmarked on its own and reused by any backend that
+// holds host memory.
+//
+// # Paths
+//
+// An [Engine] runs every SGEMM on one of these paths, chosen when the engine
+// is made (see [Engine.Path]):
+//
+//   - "openblas" / "accelerate": the system BLAS's cblas_sgemm, loaded with
+//     purego (no cgo). Linux tries libopenblas.so.0, libopenblas.so,
+//     libblas.so.3 and libblas.so; macOS loads the Accelerate framework.
+//   - "go-avx512", "go-avx2", "go-neon": cache-blocked Go GEMM (packed A and
+//     B panels, register-blocked microkernel in Go assembly), parallel over
+//     the engine's threads.
+//   - "go": the same blocked driver with a portable pure-Go microkernel; the
+//     fallback for other architectures and the reference the assembly
+//     kernels are tested against.
+//
+// [Default] is the process-wide engine: it is built once, on first use, with
+// GOMAXPROCS threads. It uses the system BLAS when one loads, unless the
+// environment variable FORGE_BLAS is "off" (or "0", "false", "no"); a path in
+// FORGE_BLAS names the library to load instead of the search list.
+//
+// Integer GEMM ([GemmU8], [PackB8], [GemmU8Packed]) always runs in Go: with
+// AVX-512 VNNI (vpdpbusd) when the CPU has it, else the portable kernel. It is
+// exact: results equal the int32 sum of products as long as k·255·255 fits in
+// an int32 (k ≤ 33025), which holds for every transformer layer Forge runs.
+//
+// # Errors
+//
+// Like the reference BLAS, these functions treat inconsistent dimensions,
+// leading dimensions or too-short slices as programming errors and panic with
+// a message that names the argument; shape checks on user data belong to the
+// graph layer above.
+package gemm

@@ -1,0 +1,286 @@
+package gemm
+
+
+// The Go GEMM follows the BLIS loop nest, written for row-major C:
+//
+//	for ic over blocks of mc rows of A         (packed A block: outer cache)
+//	  for pc over blocks of kc of the depth
+//	    pack A[ic:+mc, pc:+kc] into mr-row micro-panels, in parallel
+//	    for each task = (column block of ≤ nc columns, range of micro-panels)
+//	      pack B[pc:+kc, block] into nr-column slivers  (private: L2)
+//	      for ir over the task's A micro-panels         (L1)
+//	        for jr over the B slivers                   (streamed from L2)
+//	          microkernel: C[ir-tile, jr-tile] += A panel · B sliver
+//
+// Column blocks are split so that every worker gets a task even when n is
+// small, and row ranges are split when there are still too few. The first
+// depth block applies the caller's beta; later ones accumulate (beta = 1).
+
+const (
+	phasePackA = iota
+	phaseCompute
+	phaseBatch
+)
+
+// minFlopsPerWorker keeps small products on one goroutine: below about 2
+// MFLOP per worker, waking another goroutine costs more than it saves.
+const minFlopsPerWorker = 1 << 21
+
+// sgemmJob carries one call's arguments and scratch to the worker goroutines.
+// Jobs live in their engine's pool, so the packing buffers are reused and a
+// steady-state call allocates nothing.
+type sgemmJob struct {
+	kern  *sgemmKernel
+	e     *Engine
+	team  team
+	phase int
+
+	transA, transB bool
+	m, n, k        int
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	alpha          float32
+
+	// The block being computed.
+	ic, rows, pc, depth int
+	beta                float32
+	panels              int // A micro-panels in the block
+	colBlock, colTasks  int
+	panelsPerTask       int
+
+	// Batched calls (phaseBatch).
+	strideA, strideB, strideC int
+	betaBatch                 float32
+
+	apack []float32   // shared packed A block
+	bpack [][]float32 // per worker slot: packed B block
+	tile  [][]float32 // per worker slot: mr×nr edge tile
+}
+
+func newSGEMMJob(e *Engine) *sgemmJob {
+	k := e.kern
+	j := &sgemmJob{
+		kern:  k,
+		e:     e,
+		apack: make([]float32, k.mc*k.kc),
+		bpack: make([][]float32, e.threads),
+		tile:  make([][]float32, e.threads),
+	}
+	j.team.init(j.task)
+	return j
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
+
+// workersFor sizes the parallelism of one product.
+func workersFor(m, n, k, threads int) int {
+	flops := 2 * m * n * k
+	return max(1, min(threads, flops/minFlopsPerWorker))
+}
+
+func (e *Engine) goSGEMM(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	if m == 1 || n == 1 {
+		e.gemv(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	workers := workersFor(m, n, k, threads)
+	j := e.jobs.Get().(*sgemmJob)
+	j.transA, j.transB = transA, transB
+	j.m, j.n, j.k = m, n, k
+	j.a, j.b, j.c = a, b, c
+	j.lda, j.ldb, j.ldc = lda, ldb, ldc
+	j.alpha = alpha
+
+	kern := j.kern
+	depthBlock := ceilDiv(k, ceilDiv(k, kern.kc))
+	rowBlock := roundUp(ceilDiv(m, ceilDiv(m, kern.mc)), kern.mr)
+	for ic := 0; ic < m; ic += rowBlock {
+		for pc := 0; pc < k; pc += depthBlock {
+			bEff := float32(1)
+			if pc == 0 {
+				bEff = beta
+			}
+			j.block(ic, min(rowBlock, m-ic), pc, min(depthBlock, k-pc), bEff, workers)
+		}
+	}
+	j.a, j.b, j.c = nil, nil, nil // do not pin the caller's memory in the pool
+	e.jobs.Put(j)
+}
+
+// block computes C[ic:+rows, :] (+)= alpha·A[ic:+rows, pc:+depth]·B[pc:+depth, :].
+func (j *sgemmJob) block(ic, rows, pc, depth int, beta float32, workers int) {
+	kern := j.kern
+	j.ic, j.rows, j.pc, j.depth, j.beta = ic, rows, pc, depth, beta
+	j.panels = ceilDiv(rows, kern.mr)
+
+	colTasks := ceilDiv(j.n, kern.nc)
+	if workers > 1 {
+		colTasks = roundUp(colTasks, workers)
+	}
+	j.colBlock = roundUp(ceilDiv(j.n, colTasks), kern.nr)
+	j.colTasks = ceilDiv(j.n, j.colBlock)
+	rowTasks := 1
+	if j.colTasks < workers {
+		rowTasks = min(j.panels, ceilDiv(workers, j.colTasks))
+	}
+	j.panelsPerTask = ceilDiv(j.panels, rowTasks)
+	rowTasks = ceilDiv(j.panels, j.panelsPerTask)
+
+	j.phase = phasePackA
+	j.team.parallel(j.panels, workers)
+	j.phase = phaseCompute
+	j.team.parallel(j.colTasks*rowTasks, workers)
+}
+
+func (j *sgemmJob) task(t, slot int) {
+	switch j.phase {
+	case phasePackA:
+		j.packAPanel(t)
+	case phaseCompute:
+		j.compute(t, slot)
+	case phaseBatch:
+		j.batchItem(t)
+	}
+}
+
+// packAPanel packs micro-panel t of the current A block: mr values of
+// op(A)[rows, p] for each p, zero past the last row.
+func (j *sgemmJob) packAPanel(t int) {
+	mr, depth := j.kern.mr, j.depth
+	i0 := j.ic + t*mr
+	rows := min(mr, j.ic+j.rows-i0)
+	dst := j.apack[t*mr*depth : (t+1)*mr*depth]
+	packPanel(dst, mr, rows, depth, j.a, j.lda, i0, j.pc, j.transA)
+}
+
+// packPanel writes dst[p*w+r] = op(X)[r0+r, p0+p] for r < rows, p < depth,
+// and zeros for rows ≤ r < w. op(X)[r, p] is x[r*ld+p], or x[p*ld+r] when
+// trans: the same routine packs A panels (rows of op(A)) and B slivers
+// (columns of op(B), i.e. rows of op(B)ᵀ, so trans is inverted for B).
+func packPanel(dst []float32, w, rows, depth int, x []float32, ld, r0, p0 int, trans bool) {
+	if trans {
+		for p := 0; p < depth; p++ {
+			src := x[(p0+p)*ld+r0 : (p0+p)*ld+r0+rows]
+			d := dst[p*w : p*w+w]
+			copy(d, src)
+			clear(d[rows:])
+		}
+		return
+	}
+	for r := 0; r < rows; r++ {
+		src := x[(r0+r)*ld+p0 : (r0+r)*ld+p0+depth]
+		for p, v := range src {
+			dst[p*w+r] = v
+		}
+	}
+	if rows < w {
+		for p := 0; p < depth; p++ {
+			clear(dst[p*w+rows : p*w+w])
+		}
+	}
+}
+
+// compute runs task t: pack one column block of B, then multiply it with a
+// range of the packed A micro-panels.
+func (j *sgemmJob) compute(t, slot int) {
+	kern := j.kern
+	mr, nr, depth := kern.mr, kern.nr, j.depth
+	col, rowTask := t%j.colTasks, t/j.colTasks
+	j0 := col * j.colBlock
+	j1 := min(j.n, j0+j.colBlock)
+	p0 := rowTask * j.panelsPerTask
+	p1 := min(j.panels, p0+j.panelsPerTask)
+
+	if j.bpack[slot] == nil {
+		j.bpack[slot] = make([]float32, kern.kc*kern.nc)
+		j.tile[slot] = make([]float32, mr*nr)
+	}
+	bp, tile := j.bpack[slot], j.tile[slot]
+	slivers := ceilDiv(j1-j0, nr)
+	for s := 0; s < slivers; s++ {
+		c0 := j0 + s*nr
+		packPanel(bp[s*nr*depth:(s+1)*nr*depth], nr, min(nr, j1-c0), depth, j.b, j.ldb, c0, j.pc, !j.transB)
+	}
+
+	c, ldc, alpha, beta := j.c, j.ldc, j.alpha, j.beta
+	for ir := p0; ir < p1; ir++ {
+		ap := j.apack[ir*mr*depth:]
+		i := j.ic + ir*mr
+		rows := min(mr, j.ic+j.rows-i)
+		for s := 0; s < slivers; s++ {
+			jj := j0 + s*nr
+			cols := min(nr, j1-jj)
+			bs := bp[s*nr*depth:]
+			if rows == mr && cols == nr {
+				kern.fn(depth, &ap[0], &bs[0], &c[i*ldc+jj], ldc, alpha, beta)
+				continue
+			}
+			kern.fn(depth, &ap[0], &bs[0], &tile[0], nr, 1, 0)
+			for r := 0; r < rows; r++ {
+				dst := c[(i+r)*ldc+jj : (i+r)*ldc+jj+cols]
+				src := tile[r*nr : r*nr+cols]
+				if beta == 0 {
+					for x, v := range src {
+						dst[x] = alpha * v
+					}
+				} else {
+					for x, v := range src {
+						dst[x] = alpha*v + beta*dst[x]
+					}
+				}
+			}
+		}
+	}
+}
+
+// scaleC sets C = beta·C without reading C when beta == 0.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for x := range row {
+			row[x] *= beta
+		}
+	}
+}
+
+// goStrided runs a batch of products. When each product is too small to keep
+// all threads busy, whole products are spread over the threads instead.
+func (e *Engine) goStrided(transA, transB bool, m, n, k int, alpha float32,
+	a []float32, lda, strideA int, b []float32, ldb, strideB int,
+	beta float32, c []float32, ldc, strideC int, batch int) {
+	if e.threads == 1 || batch == 1 || workersFor(m, n, k, e.threads) == e.threads {
+		for i := 0; i < batch; i++ {
+			e.goSGEMM(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc, e.threads)
+		}
+		return
+	}
+	j := e.jobs.Get().(*sgemmJob)
+	j.transA, j.transB = transA, transB
+	j.m, j.n, j.k = m, n, k
+	j.a, j.b, j.c = a, b, c
+	j.lda, j.ldb, j.ldc = lda, ldb, ldc
+	j.strideA, j.strideB, j.strideC = strideA, strideB, strideC
+	j.alpha, j.betaBatch = alpha, beta
+	j.phase = phaseBatch
+	j.team.parallel(batch, e.threads)
+	j.a, j.b, j.c = nil, nil, nil
+	e.jobs.Put(j)
+}
+
+func (j *sgemmJob) batchItem(t int) {
+	j.e.goSGEMM(j.transA, j.transB, j.m, j.n, j.k, j.alpha,
+		j.a[t*j.strideA:], j.lda, j.b[t*j.strideB:], j.ldb,
+		j.betaBatch, j.c[t*j.strideC:], j.ldc, 1)
+}

@@ -1,0 +1,384 @@
+package gemm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Integer GEMM with zero points, as ONNX MatMulInteger:
+//
+//	C[i,j] = Σ_p (A[i,p] − za)·(B[p,j] − zb[j])        (int32)
+//
+// A is uint8 (activations from DynamicQuantizeLinear); B is uint8 or int8
+// (weights). The kernels multiply unsigned A bytes by signed B bytes
+// (vpdpbusd), so uint8 B is shifted into int8 once, at packing:
+// b − zb = (b − 128) − (zb − 128). The zero points are then folded into
+// per-row and per-column corrections:
+//
+//	Σ (a − za)(b − zb) = Σ a·b − zb·Σ_p a − za·Σ_p b + k·za·zb
+//
+// so the inner loop is a plain u8×s8 dot product. All arithmetic is int32
+// and wraps modulo 2³², so the result is exact whenever the true result fits
+// in an int32 (always when k ≤ 33025).
+
+// Every integer kernel shares one packed layout, so a QuantB packed once works
+// on every CPU path.
+const (
+	imr = 12 // rows of A per micro-panel
+	inr = 32 // columns of B per sliver
+)
+
+// QuantB is a quantized B operand (k×n, after any transpose) packed for
+// [Engine.GemmU8]: columns in slivers of 32, depth in groups of four bytes,
+// uint8 values shifted to int8, plus the column sums and zero points the
+// corrections need. Pack weights once at load time and reuse the QuantB for
+// every product; it is read-only after packing and safe for concurrent use.
+type QuantB struct {
+	k, n   int
+	kq     int     // k in groups of four, the last one zero-padded
+	data   []int8  // sliver s, group q, column j, byte t at ((s*kq+q)*inr+j)*4+t
+	colSum []int32 // Σ_p b[p, j] in the signed domain, padded to whole slivers
+	zb     []int32 // zero point of column j in the signed domain, padded
+}
+
+// K is the depth (rows of op(B)) of the packed operand.
+func (q *QuantB) K() int { return q.k }
+
+// N is the number of columns of op(B), i.e. of C.
+func (q *QuantB) N() int { return q.n }
+
+// PackU8 packs a uint8 B for [Engine.GemmU8]. b holds B as stored: k×n, or
+// n×k when transB (the PyTorch [out, in] weight layout, C = A·Bᵀ), with row
+// stride ldb. zb holds the zero point: one value for the whole tensor, or n
+// values, one per column of C (per output channel).
+func PackU8(transB bool, k, n int, b []uint8, ldb int, zb []uint8) *QuantB {
+	q := new(QuantB)
+	packB8(q, transB, k, n, b, ldb, zb, true)
+	return q
+}
+
+// PackS8 packs an int8 B for [Engine.GemmU8]; the arguments are as for
+// [PackU8].
+func PackS8(transB bool, k, n int, b []int8, ldb int, zb []int8) *QuantB {
+	q := new(QuantB)
+	packB8(q, transB, k, n, b, ldb, zb, false)
+	return q
+}
+
+// packB8 packs into q, reusing q's buffers when they are large enough.
+// shift moves uint8 values into the signed domain (x ↦ x − 128).
+func packB8[T uint8 | int8](q *QuantB, transB bool, k, n int, b []T, ldb int, zb []T, shift bool) {
+	if k < 0 || n < 0 {
+		panic(fmt.Sprintf("gemm: PackB: negative dimension k=%d n=%d", k, n))
+	}
+	rows, cols := k, n
+	if transB {
+		rows, cols = n, k
+	}
+	checkLD("b", cols, ldb)
+	checkLen("b", rows, cols, len(b), ldb)
+	if len(zb) != 1 && len(zb) != n {
+		panic(fmt.Sprintf("gemm: PackB: len(zb) = %d, want 1 or n = %d", len(zb), n))
+	}
+	toS8 := func(v T) int8 {
+		x := uint8(v)
+		if shift {
+			x ^= 0x80
+		}
+		return int8(x)
+	}
+	slivers := ceilDiv(n, inr)
+	q.k, q.n, q.kq = k, n, ceilDiv(k, 4)
+	q.data = grow(q.data, slivers*q.kq*inr*4)
+	q.colSum = grow(q.colSum, slivers*inr)
+	q.zb = grow(q.zb, slivers*inr)
+	clear(q.data)
+	clear(q.colSum)
+	clear(q.zb)
+	for j := 0; j < n; j++ {
+		s, jj := j/inr, j%inr
+		base := s * q.kq * inr * 4
+		var sum int32
+		for p := 0; p < k; p++ {
+			var v int8
+			if transB {
+				v = toS8(b[j*ldb+p])
+			} else {
+				v = toS8(b[p*ldb+j])
+			}
+			q.data[base+((p/4)*inr+jj)*4+p%4] = v
+			sum += int32(v)
+		}
+		q.colSum[j] = sum
+		z := zb[0]
+		if len(zb) == n {
+			z = zb[j]
+		}
+		q.zb[j] = int32(toS8(z))
+	}
+}
+
+// grow returns a slice of length n, reusing x's array when it is big enough.
+func grow[T any](x []T, n int) []T {
+	if cap(x) >= n {
+		return x[:n]
+	}
+	return make([]T, n)
+}
+
+// igemmKernel computes one imr×inr tile from a packed A micro-panel and a B
+// sliver over kq groups of four (kq ≥ 1):
+//
+//	c[i*ldc+j] = Σ a·b − rowSum[i]·zb[j] + colTerm[j]
+//
+// where colTerm[j] = k·za·zb[j] − za·colSum[j].
+type igemmKernel struct {
+	name string
+	fn   func(kq int, a *uint8, b *int8, c *int32, ldc int, rowSum, zb, colTerm *int32)
+}
+
+var genericIKernel = &igemmKernel{name: "go", fn: igemmKernelGo}
+
+// igemmKernelGo is the portable integer kernel (and the reference the
+// assembly ones are tested against).
+func igemmKernelGo(kq int, a *uint8, b *int8, c *int32, ldc int, rowSum, zb, colTerm *int32) {
+	as := unsafe.Slice(a, kq*imr*4)
+	bs := unsafe.Slice(b, kq*inr*4)
+	var acc [imr * inr]int32
+	for q := 0; q < kq; q++ {
+		ap := as[q*imr*4 : (q+1)*imr*4]
+		bp := bs[q*inr*4 : (q+1)*inr*4]
+		for i := 0; i < imr; i++ {
+			a0, a1, a2, a3 := int32(ap[4*i]), int32(ap[4*i+1]), int32(ap[4*i+2]), int32(ap[4*i+3])
+			row := acc[i*inr : (i+1)*inr]
+			for j := range row {
+				bj := bp[4*j : 4*j+4 : 4*j+4]
+				row[j] += a0*int32(bj[0]) + a1*int32(bj[1]) + a2*int32(bj[2]) + a3*int32(bj[3])
+			}
+		}
+	}
+	rs := unsafe.Slice(rowSum, imr)
+	zs := unsafe.Slice(zb, inr)
+	ct := unsafe.Slice(colTerm, inr)
+	cs := unsafe.Slice(c, (imr-1)*ldc+inr)
+	for i := 0; i < imr; i++ {
+		row := cs[i*ldc : i*ldc+inr]
+		for j := range row {
+			row[j] = acc[i*inr+j] - rs[i]*zs[j] + ct[j]
+		}
+	}
+}
+
+// GemmU8 computes C = (A − za)·(B − zb) in int32 (ONNX MatMulInteger), with
+// A an m×k uint8 matrix of row stride lda and B packed by [PackU8] or
+// [PackS8]; C is m×n with row stride ldc and is overwritten. See the package
+// documentation for the exactness bound.
+func (e *Engine) GemmU8(m int, a []uint8, lda int, za uint8, b *QuantB, c []int32, ldc int) {
+	k, n := b.k, b.n
+	if m < 0 {
+		panic(fmt.Sprintf("gemm: GemmU8: negative m=%d", m))
+	}
+	checkLD("a", k, lda)
+	checkLen("a", m, k, len(a), lda)
+	checkLD("c", n, ldc)
+	checkLen("c", m, n, len(c), ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleI32(m, n, c, ldc)
+		return
+	}
+	j := e.ijobs.Get().(*igemmJob)
+	j.run(m, a, lda, za, b, c, ldc)
+	e.ijobs.Put(j)
+}
+
+// MatMulIntegerU8 is a one-shot [PackU8] + [Engine.GemmU8] for a B that is
+// used once; it packs into pooled scratch, so it does not allocate in steady
+// state. Prefer packing weights once.
+func (e *Engine) MatMulIntegerU8(m, n, k int, a []uint8, lda int, za uint8, transB bool, b []uint8, ldb int, zb []uint8, c []int32, ldc int) {
+	j := e.ijobs.Get().(*igemmJob)
+	packB8(&j.qb, transB, k, n, b, ldb, zb, true)
+	j.gemmScratchB(m, a, lda, za, c, ldc)
+	e.ijobs.Put(j)
+}
+
+// MatMulIntegerS8 is [Engine.MatMulIntegerU8] for an int8 B.
+func (e *Engine) MatMulIntegerS8(m, n, k int, a []uint8, lda int, za uint8, transB bool, b []int8, ldb int, zb []int8, c []int32, ldc int) {
+	j := e.ijobs.Get().(*igemmJob)
+	packB8(&j.qb, transB, k, n, b, ldb, zb, false)
+	j.gemmScratchB(m, a, lda, za, c, ldc)
+	e.ijobs.Put(j)
+}
+
+func (j *igemmJob) gemmScratchB(m int, a []uint8, lda int, za uint8, c []int32, ldc int) {
+	q := &j.qb
+	if m < 0 {
+		panic(fmt.Sprintf("gemm: MatMulInteger: negative m=%d", m))
+	}
+	checkLD("a", q.k, lda)
+	checkLen("a", m, q.k, len(a), lda)
+	checkLD("c", q.n, ldc)
+	checkLen("c", m, q.n, len(c), ldc)
+	switch {
+	case m == 0 || q.n == 0:
+	case q.k == 0:
+		scaleI32(m, q.n, c, ldc)
+	default:
+		j.run(m, a, lda, za, q, c, ldc)
+	}
+}
+
+// scaleI32 zeroes C: the sum over an empty depth.
+func scaleI32(m, n int, c []int32, ldc int) {
+	for i := 0; i < m; i++ {
+		clear(c[i*ldc : i*ldc+n])
+	}
+}
+
+// igemmJob is one integer product's scratch, pooled per engine.
+type igemmJob struct {
+	e     *Engine
+	kern  *igemmKernel
+	team  team
+	phase int
+
+	m       int
+	a       []uint8
+	lda     int
+	b       *QuantB
+	c       []int32
+	ldc     int
+	panels  int
+	colBlk  int // slivers per column task
+	colTask int // number of column tasks
+	rowBlk  int // panels per row task
+
+	apack   []uint8   // packed A, all panels
+	rowSum  []int32   // Σ_p A[i,p], padded to whole panels
+	colTerm []int32   // k·za·zb[j] − za·colSum[j]
+	tile    [][]int32 // per slot edge tile
+	qb      QuantB    // B scratch for the one-shot MatMulInteger calls
+}
+
+func newIGEMMJob(e *Engine) *igemmJob {
+	j := &igemmJob{e: e, kern: e.ikern, tile: make([][]int32, e.threads)}
+	j.team.init(j.task)
+	return j
+}
+
+// l2Bytes is the share of L2 a block of packed B may take.
+const l2Bytes = 512 << 10
+
+func (j *igemmJob) run(m int, a []uint8, lda int, za uint8, b *QuantB, c []int32, ldc int) {
+	j.m, j.a, j.lda, j.b, j.c, j.ldc = m, a, lda, b, c, ldc
+	j.panels = ceilDiv(m, imr)
+	j.apack = grow(j.apack, j.panels*imr*b.kq*4)
+	j.rowSum = grow(j.rowSum, j.panels*imr)
+	j.colTerm = grow(j.colTerm, len(b.colSum))
+	z := int32(za)
+	for x := range j.colTerm {
+		j.colTerm[x] = int32(b.k)*z*b.zb[x] - z*b.colSum[x]
+	}
+
+	workers := workersFor(m, b.n, b.k, j.e.threads)
+	slivers := ceilDiv(b.n, inr)
+	// Column tasks hold at most l2Bytes of B; with several workers there
+	// are at least as many tasks as workers, rows split when columns run out.
+	colTasks := ceilDiv(slivers*b.kq*inr*4, l2Bytes)
+	if workers > 1 {
+		colTasks = roundUp(colTasks, workers)
+	}
+	j.colBlk = ceilDiv(slivers, min(colTasks, slivers))
+	j.colTask = ceilDiv(slivers, j.colBlk)
+	rowTasks := 1
+	if j.colTask < workers {
+		rowTasks = min(j.panels, ceilDiv(workers, j.colTask))
+	}
+	j.rowBlk = ceilDiv(j.panels, rowTasks)
+	rowTasks = ceilDiv(j.panels, j.rowBlk)
+
+	j.phase = phasePackA
+	j.team.parallel(j.panels, workers)
+	j.phase = phaseCompute
+	j.team.parallel(j.colTask*rowTasks, workers)
+	j.a, j.b, j.c = nil, nil, nil
+}
+
+func (j *igemmJob) task(t, slot int) {
+	if j.phase == phasePackA {
+		j.packA(t)
+		return
+	}
+	j.compute(t, slot)
+}
+
+// packA packs rows [t·imr, +imr) of A: for each group of four along k, the
+// four bytes of each row in turn, zero past the last row and the last column.
+func (j *igemmJob) packA(t int) {
+	k, kq := j.b.k, j.b.kq
+	dst := j.apack[t*imr*kq*4 : (t+1)*imr*kq*4]
+	for r := 0; r < imr; r++ {
+		i := t*imr + r
+		if i >= j.m {
+			for q := 0; q < kq; q++ {
+				clear(dst[(q*imr+r)*4 : (q*imr+r)*4+4])
+			}
+			j.rowSum[i] = 0
+			continue
+		}
+		src := j.a[i*j.lda : i*j.lda+k]
+		var sum int32
+		q := 0
+		for ; 4*q+4 <= k; q++ {
+			s := src[4*q : 4*q+4 : 4*q+4]
+			d := dst[(q*imr+r)*4 : (q*imr+r)*4+4 : (q*imr+r)*4+4]
+			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
+			sum += int32(s[0]) + int32(s[1]) + int32(s[2]) + int32(s[3])
+		}
+		if q < kq {
+			d := dst[(q*imr+r)*4 : (q*imr+r)*4+4]
+			clear(d)
+			for x, v := range src[4*q:] {
+				d[x] = v
+				sum += int32(v)
+			}
+		}
+		j.rowSum[i] = sum
+	}
+}
+
+func (j *igemmJob) compute(t, slot int) {
+	b := j.b
+	kq := b.kq
+	col, rowTask := t%j.colTask, t/j.colTask
+	s0 := col * j.colBlk
+	s1 := min(ceilDiv(b.n, inr), s0+j.colBlk)
+	p0 := rowTask * j.rowBlk
+	p1 := min(j.panels, p0+j.rowBlk)
+	if j.tile[slot] == nil {
+		j.tile[slot] = make([]int32, imr*inr)
+	}
+	tile := j.tile[slot]
+	fn := j.kern.fn
+	for ir := p0; ir < p1; ir++ {
+		ap := &j.apack[ir*imr*kq*4]
+		i := ir * imr
+		rows := min(imr, j.m-i)
+		rs := &j.rowSum[i]
+		for s := s0; s < s1; s++ {
+			jj := s * inr
+			cols := min(inr, b.n-jj)
+			bp := &b.data[s*kq*inr*4]
+			if rows == imr && cols == inr {
+				fn(kq, ap, bp, &j.c[i*j.ldc+jj], j.ldc, rs, &b.zb[jj], &j.colTerm[jj])
+				continue
+			}
+			fn(kq, ap, bp, &tile[0], inr, rs, &b.zb[jj], &j.colTerm[jj])
+			for r := 0; r < rows; r++ {
+				copy(j.c[(i+r)*j.ldc+jj:(i+r)*j.ldc+jj+cols], tile[r*inr:r*inr+cols])
+			}
+		}
+	}
+}
