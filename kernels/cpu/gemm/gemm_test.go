@@ -193,7 +193,7 @@ func TestSGEMMNaNPropagates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 4))
 			a, b := randSlice(r, m*k), randSlice(r, k*n)
-			a[7*k+11] = float32(math.NaN())    // row 7 of C
+			a[7*k+11] = float32(math.NaN())   // row 7 of C
 			b[20*n+33] = float32(math.Inf(1)) // column 33, finite elsewhere
 			c := make([]float32, m*n)
 			e.SGEMM(false, false, m, n, k, 1, a, k, b, n, 0, c, n)

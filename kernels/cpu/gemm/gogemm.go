@@ -1,6 +1,5 @@
 package gemm
 
-
 // The Go GEMM follows the BLIS loop nest, written for row-major C:
 //
 //	for ic over blocks of mc rows of A         (packed A block: outer cache)
