@@ -11,9 +11,10 @@
 // An [Engine] runs every SGEMM on one of these paths, chosen when the engine
 // is made (see [Engine.Path]):
 //
-//   - "openblas" / "accelerate": the system BLAS's cblas_sgemm, loaded with
-//     purego (no cgo). Linux tries libopenblas.so.0, libopenblas.so,
+//   - "openblas" / "accelerate" / "blas": the system BLAS's sgemm, loaded
+//     with purego (no cgo). Linux tries libopenblas.so.0, libopenblas.so,
 //     libblas.so.3 and libblas.so; macOS loads the Accelerate framework.
+//     OpenBLAS's thread count is set to the engine's.
 //   - "go-avx512", "go-avx2", "go-neon": cache-blocked Go GEMM (packed A and
 //     B panels, register-blocked microkernel in Go assembly), parallel over
 //     the engine's threads.

@@ -1,0 +1,96 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchShapes are m×n×k: the 384×1500×384 and 1024³, plus Whisper's
+// encoder MLP as the graph will call it (activations [1500, 384] times a
+// PyTorch-layout weight [1536, 384], transposed).
+var benchShapes = []struct {
+	m, n, k int
+	transB  bool
+}{
+	{384, 1500, 384, false},
+	{1024, 1024, 1024, false},
+	{1500, 1536, 384, true},
+}
+
+// BenchmarkSGEMM reports GFLOP/s for every path (the system BLAS through
+// purego, and each Go kernel) on GOMAXPROCS threads.
+func BenchmarkSGEMM(b *testing.B) {
+	engines := map[string]*Engine{}
+	if e, err := LoadBLAS(0); err == nil {
+		engines[e.blas.kind] = e
+	} else {
+		b.Logf("no BLAS: %v", err)
+	}
+	for _, name := range GoKernels() {
+		e, err := NewGo(0, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		engines[name] = e
+	}
+	for _, s := range benchShapes {
+		r := rand.New(rand.NewPCG(1, 1))
+		x := randSlice(r, s.m*s.k)
+		w := randSlice(r, s.k*s.n)
+		c := make([]float32, s.m*s.n)
+		ldb := s.n
+		if s.transB {
+			ldb = s.k
+		}
+		for name, e := range engines {
+			if name == "go" && s.m*s.n*s.k > 1<<28 {
+				continue // the portable kernel takes seconds here
+			}
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", name, s.m, s.n, s.k), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e.SGEMM(false, s.transB, s.m, s.n, s.k, 1, x, s.k, w, ldb, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkGemmU8 reports integer GOP/s (2 ops per multiply-add) for the
+// int8 path at Whisper's encoder shapes, with B prepacked as at load time.
+func BenchmarkGemmU8(b *testing.B) {
+	shapes := [][3]int{{1500, 384, 384}, {1500, 1536, 384}, {1500, 384, 1536}}
+	for _, k := range igemmKernels() {
+		e, err := NewGo(0, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.ikern = k
+		for _, s := range shapes {
+			m, n, kk := s[0], s[1], s[2]
+			r := rand.New(rand.NewPCG(2, 2))
+			a := make([]uint8, m*kk)
+			w := make([]uint8, n*kk)
+			for i := range a {
+				a[i] = uint8(r.IntN(256))
+			}
+			for i := range w {
+				w[i] = uint8(r.IntN(256))
+			}
+			qb := PackU8(true, kk, n, w, kk, []uint8{131})
+			c := make([]int32, m*n)
+			if k.name == "go" && m*n*kk > 1<<28 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e.GemmU8(m, a, kk, 117, qb, c, n)
+				}
+				b.ReportMetric(2*float64(m*n*kk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
+	}
+}
