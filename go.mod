@@ -3,15 +3,17 @@ module github.com/tensorforge/forge
 go 1.26.8
 
 require (
-	github.com/ebitengine/purego v0.11.3 // indirect
-	github.com/go-audio/audio v1.0.0 // indirect
+	github.com/ebitengine/purego v0.11.3
+	github.com/go-audio/audio v1.0.0
+	github.com/go-audio/wav v1.1.0
+	github.com/x448/float16 v0.8.4
+	go.uber.org/goleak v1.3.0
+	go.uber.org/zap v1.28.0
+	golang.org/x/sys v0.49.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
 	github.com/go-audio/riff v1.0.0 // indirect
-	github.com/go-audio/wav v1.1.0 // indirect
-	github.com/gordonklaus/portaudio v0.0.0-20250206071425-98a94950218b // indirect
-	github.com/x448/float16 v0.8.4 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	go.uber.org/zap v1.28.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
