@@ -1,0 +1,809 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tensorforge/forge/kernels"
+)
+
+// slotKind says which table a location's slot index refers to; slots are
+// numbered only once the plan knows how many of each there are.
+type slotKind uint8
+
+const (
+	inArena slotKind = iota
+	inConst
+	inInput
+	inOutput
+	inState
+)
+
+// loc is where a value lives: a strided window of one buffer. For arena
+// values, offset counts from the start of temp.
+type loc struct {
+	kind    slotKind
+	idx     int // const/input/output/state number; temp number for the arena
+	offset  int // elements
+	strides []int
+}
+
+// operand is a kernel view whose slot is not numbered yet.
+type operand struct {
+	kind slotKind
+	idx  int
+	v    kernels.View
+}
+
+// pstep is a step under construction.
+type pstep struct {
+	op   kernels.Op
+	in   []operand
+	out  []operand
+	attr any
+	expr *kernels.Expr
+	name string
+}
+
+// temp is one intermediate buffer in the arena.
+type temp struct {
+	bytes    int
+	def, end int // first and last step index touching it
+	offset   int // bytes, assigned by planning
+}
+
+// plan is a compiled schedule. It is immutable once built and shared by
+// every Program compiled from a graph with the same structure.
+type plan struct {
+	steps      []kernels.Step
+	arenaBytes int
+	consts     []kernels.Buffer
+	inputs     []planIO
+	outputs    []planIO
+	states     []*State
+	nslots     int
+}
+
+// planIO describes a program input or output buffer.
+type planIO struct {
+	pos   int // position of the node in the compiled ancestor order
+	dtype DType
+	shape Shape
+	bytes int
+}
+
+func (p *plan) constSlot(i int) int  { return 1 + i }
+func (p *plan) inputSlot(i int) int  { return 1 + len(p.consts) + i }
+func (p *plan) outputSlot(i int) int { return 1 + len(p.consts) + len(p.inputs) + i }
+func (p *plan) stateSlot(i int) int {
+	return 1 + len(p.consts) + len(p.inputs) + len(p.outputs) + i
+}
+
+// compiler holds the working state of one compilation.
+type compiler struct {
+	e     *Engine
+	g     *Graph
+	order []uint32       // ancestors of the outputs, ascending (topological)
+	pos   map[uint32]int // node id → index in order
+	outs  []uint32
+	fold  bool
+
+	isConst  []bool
+	uses     []int // distinct consumers within order
+	isOutput []bool
+	interior []bool // fused into its single consumer's expression
+	locs     []loc
+	haveLoc  []bool
+
+	temps    []temp
+	steps    []pstep
+	assigns  []pstep
+	p        *plan
+	constIdx map[kernels.Buffer]int
+	stateIdx map[*State]int
+	outSlot  map[int]int // order index → output number still to be written
+}
+
+// collect returns the ancestors of outs in ascending id order.
+func collect(g *Graph, outs []uint32) []uint32 {
+	seen := make([]bool, len(g.nodes))
+	stack := append([]uint32(nil), outs...)
+	var order []uint32
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		order = append(order, id)
+		stack = append(stack, g.nodes[id].in...)
+	}
+	slices.Sort(order)
+	return order
+}
+
+// structureKey serialises the ancestor subgraph with inputs renumbered by
+// position, plus the output positions: equal keys mean equal programs.
+func structureKey(g *Graph, order []uint32, pos map[uint32]int, outs []uint32) string {
+	var b []byte
+	in := make([]uint32, 0, 8)
+	for _, id := range order {
+		n := &g.nodes[id]
+		in = in[:0]
+		for _, x := range n.in {
+			in = append(in, uint32(pos[x]))
+		}
+		b = appendNodeKey(b, n, in)
+	}
+	b = append(b, "out:"...)
+	for _, o := range outs {
+		b = fmt.Appendf(b, "%d,", pos[o])
+	}
+	return string(b)
+}
+
+func newCompiler(e *Engine, g *Graph, outs []uint32, fold bool) *compiler {
+	order := collect(g, outs)
+	pos := make(map[uint32]int, len(order))
+	for i, id := range order {
+		pos[id] = i
+	}
+	return &compiler{e: e, g: g, order: order, pos: pos, outs: outs, fold: fold}
+}
+
+// build compiles the subgraph; with fold set, weight-only subgraphs are
+// evaluated once on the engine and become constants.
+func (c *compiler) build() (*plan, error) {
+	g := c.g
+	N := len(c.order)
+	c.isConst = make([]bool, N)
+	c.uses = make([]int, N)
+	c.isOutput = make([]bool, N)
+	c.interior = make([]bool, N)
+	c.locs = make([]loc, N)
+	c.haveLoc = make([]bool, N)
+	c.p = &plan{}
+	c.constIdx = make(map[kernels.Buffer]int)
+	c.stateIdx = make(map[*State]int)
+	c.outSlot = make(map[int]int)
+
+	for i, id := range c.order {
+		n := &g.nodes[id]
+		switch n.op {
+		case opParam, opConst:
+			c.isConst[i] = true
+		case opInput, opState, opAssign:
+		default:
+			all := len(n.in) > 0
+			for _, x := range n.in {
+				all = all && c.isConst[c.pos[x]]
+			}
+			c.isConst[i] = all
+		}
+		for k, x := range n.in {
+			if !slices.Contains(n.in[:k], x) {
+				c.uses[c.pos[x]]++
+			}
+		}
+	}
+	for _, o := range c.outs {
+		c.isOutput[c.pos[o]] = true
+	}
+
+	if c.fold {
+		if err := c.foldConstants(); err != nil {
+			return nil, err
+		}
+	}
+
+	// An elementwise node is fused into its consumer when that consumer is
+	// its only one, is elementwise too, and has the same shape (so nothing
+	// is recomputed per broadcast element).
+	for i, id := range c.order {
+		n := &g.nodes[id]
+		if !isElementwise(n) || c.haveLoc[i] || c.isOutput[i] || c.uses[i] != 1 {
+			continue
+		}
+		for j := i + 1; j < N; j++ {
+			m := &g.nodes[c.order[j]]
+			if slices.Contains(m.in, id) {
+				c.interior[i] = isElementwise(m) && !c.haveLoc[j] && m.shape.Equal(n.shape)
+				break
+			}
+		}
+	}
+
+	// Outputs get slots of their own, inputs too, in order of appearance.
+	for _, o := range c.outs {
+		i := c.pos[o]
+		n := &g.nodes[o]
+		if n.op == opAssign {
+			continue
+		}
+		c.p.outputs = append(c.p.outputs, planIO{pos: i, dtype: n.dtype, shape: n.shape, bytes: n.shape.Len() * n.dtype.Size()})
+		if _, dup := c.outSlot[i]; !dup {
+			c.outSlot[i] = len(c.p.outputs) - 1
+		}
+	}
+	for i, id := range c.order {
+		n := &g.nodes[id]
+		if n.op == opInput {
+			c.p.inputs = append(c.p.inputs, planIO{pos: i, dtype: n.dtype, shape: n.shape, bytes: n.shape.Len() * n.dtype.Size()})
+			c.setLoc(i, loc{kind: inInput, idx: len(c.p.inputs) - 1, strides: contiguousStrides(n.shape)})
+		}
+	}
+
+	// Schedule every node in topological order.
+	for i, id := range c.order {
+		n := &g.nodes[id]
+		if c.haveLoc[i] || c.interior[i] || n.op == opTuple {
+			continue
+		}
+		var err error
+		switch n.op {
+		case opParam, opConst:
+			err = c.placeConst(i, n)
+		case opState:
+			c.setLoc(i, loc{kind: inState, idx: c.stateNum(n.state), strides: contiguousStrides(n.shape)})
+		case opReshape, opPermute, opSlice, opExpand:
+			c.placeView(i, n)
+		case opElem, opCast:
+			err = c.placeFused(i, n)
+		case opKernel:
+			c.placeKernel(i, n)
+		case opConcat:
+			c.placeConcat(i, n)
+		case opAssign:
+			c.placeAssign(i, n)
+		default:
+			err = fmt.Errorf("graph: cannot compile node #%d (%s)", id, opLabel(n))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Outputs not written by a step of their own (leaves, views, the same
+	// node requested twice) are copied into their slots.
+	written := make(map[int]bool)
+	for _, s := range c.steps {
+		for _, o := range s.out {
+			if o.kind == inOutput {
+				written[o.idx] = true
+			}
+		}
+	}
+	for k, o := range c.p.outputs {
+		if written[k] {
+			continue
+		}
+		dst := operand{kind: inOutput, idx: k, v: kernels.View{DType: o.dtype, Shape: o.shape, Strides: contiguousStrides(o.shape)}}
+		c.steps = append(c.steps, copyStep(c.operand(o.pos), dst, "output copy"))
+		c.touch(o.pos)
+	}
+	// State assignments run last; temps they read live until then.
+	end := len(c.steps) + len(c.assigns)
+	for _, s := range c.assigns {
+		for _, o := range s.in {
+			if o.kind == inArena {
+				c.temps[o.idx].end = end
+			}
+		}
+	}
+	c.steps = append(c.steps, c.assigns...)
+	c.planArena()
+	c.finish()
+	return c.p, nil
+}
+
+func isElementwise(n *node) bool { return n.op == opElem || n.op == opCast }
+
+func (c *compiler) setLoc(i int, l loc) {
+	c.locs[i] = l
+	c.haveLoc[i] = true
+}
+
+func (c *compiler) stateNum(s *State) int {
+	if k, ok := c.stateIdx[s]; ok {
+		return k
+	}
+	c.p.states = append(c.p.states, s)
+	c.stateIdx[s] = len(c.p.states) - 1
+	return len(c.p.states) - 1
+}
+
+// operand returns the (unnumbered) view of the node at order index i.
+func (c *compiler) operand(i int) operand {
+	n := &c.g.nodes[c.order[i]]
+	l := c.locs[i]
+	return operand{kind: l.kind, idx: l.idx, v: kernels.View{Offset: l.offset, DType: n.dtype, Shape: n.shape, Strides: l.strides}}
+}
+
+// touch extends the lifetime of the arena temp behind node i to the step
+// about to be added.
+func (c *compiler) touch(i int) {
+	if l := c.locs[i]; l.kind == inArena {
+		c.temps[l.idx].end = max(c.temps[l.idx].end, len(c.steps))
+	}
+}
+
+// newTemp reserves an arena temp for a value defined by the next step.
+func (c *compiler) newTemp(dt DType, shape Shape) loc {
+	c.temps = append(c.temps, temp{bytes: max(shape.Len()*dt.Size(), 1), def: len(c.steps), end: len(c.steps)})
+	return loc{kind: inArena, idx: len(c.temps) - 1, strides: contiguousStrides(shape)}
+}
+
+// dest returns where node i's value is written: its output slot when it is
+// a program output (the first time), else a new temp.
+func (c *compiler) dest(i int) loc {
+	n := &c.g.nodes[c.order[i]]
+	if k, ok := c.outSlot[i]; ok {
+		delete(c.outSlot, i)
+		return loc{kind: inOutput, idx: k, strides: contiguousStrides(n.shape)}
+	}
+	return c.newTemp(n.dtype, n.shape)
+}
+
+func copyStep(src, dst operand, name string) pstep {
+	wide := src.v.DType == I64 || src.v.DType == I32 || dst.v.DType == I64 || dst.v.DType == I32
+	return pstep{
+		op:   kernels.OpFused,
+		in:   []operand{src},
+		out:  []operand{dst},
+		expr: &kernels.Expr{Code: []kernels.Instr{{Op: kernels.ELoad}}, NumRegs: 1, Wide: wide},
+		name: name,
+	}
+}
+
+// placeConst binds a weight or constant to an engine-owned buffer.
+func (c *compiler) placeConst(i int, n *node) error {
+	buf, err := c.e.constBuffer(n)
+	if err != nil {
+		return err
+	}
+	c.bindConst(i, n.shape, buf)
+	return nil
+}
+
+func (c *compiler) bindConst(i int, shape Shape, buf kernels.Buffer) {
+	k, ok := c.constIdx[buf]
+	if !ok {
+		c.p.consts = append(c.p.consts, buf)
+		k = len(c.p.consts) - 1
+		c.constIdx[buf] = k
+	}
+	c.setLoc(i, loc{kind: inConst, idx: k, strides: contiguousStrides(shape)})
+}
+
+// placeView derives a view's location from its input's, copying the input
+// first when the view cannot be expressed with strides.
+func (c *compiler) placeView(i int, n *node) {
+	j := c.pos[n.in[0]]
+	src := c.locs[j]
+	in := &c.g.nodes[c.order[j]]
+	l := src
+	switch n.op {
+	case opReshape:
+		if st, ok := reshapeStrides(in.shape, src.strides, n.shape); ok {
+			l.strides = st
+		} else {
+			dst := c.newTemp(in.dtype, in.shape)
+			c.touch(j)
+			c.steps = append(c.steps, copyStep(c.operand(j), operand{kind: inArena, idx: dst.idx, v: kernels.View{DType: in.dtype, Shape: in.shape, Strides: dst.strides}}, "reshape copy"))
+			l = dst
+			l.strides = contiguousStrides(n.shape)
+		}
+	case opPermute:
+		l.strides = make([]int, len(n.ints))
+		for k, p := range n.ints {
+			l.strides[k] = src.strides[p]
+		}
+	case opSlice:
+		a, start, step := n.ints[0], n.ints[1], n.ints[2]
+		l.strides = slices.Clone(src.strides)
+		if n.shape[a] > 0 {
+			l.offset += start * src.strides[a]
+		}
+		l.strides[a] *= step
+	case opExpand:
+		l.strides = broadcastStrides(in.shape, src.strides, n.shape)
+	}
+	c.setLoc(i, l)
+}
+
+// broadcastStrides reads a value of shape from with the given strides as if
+// it had shape to (right-aligned; broadcast axes get stride 0).
+func broadcastStrides(from Shape, strides []int, to Shape) []int {
+	out := make([]int, len(to))
+	off := len(to) - len(from)
+	for k := range to {
+		if k < off {
+			continue
+		}
+		if from[k-off] == 1 && to[k] != 1 {
+			continue
+		}
+		out[k] = strides[k-off]
+	}
+	return out
+}
+
+// reshapeStrides finds strides that let a strided value of shape from be
+// read as shape to without copying (NumPy's rule), if there are any.
+func reshapeStrides(from Shape, strides []int, to Shape) ([]int, bool) {
+	if from.Len() == 0 {
+		return contiguousStrides(to), true
+	}
+	var fs, fst []int
+	for k, d := range from {
+		if d != 1 {
+			fs = append(fs, d)
+			fst = append(fst, strides[k])
+		}
+	}
+	out := make([]int, len(to))
+	oi, fi := 0, 0
+	for oi < len(to) || fi < len(fs) {
+		if oi < len(to) && to[oi] == 1 {
+			out[oi] = 1
+			oi++
+			continue
+		}
+		if oi >= len(to) || fi >= len(fs) {
+			return nil, false
+		}
+		op, fp := to[oi], fs[fi]
+		oj, fj := oi+1, fi+1
+		for op != fp {
+			if op < fp {
+				if oj >= len(to) {
+					return nil, false
+				}
+				op *= to[oj]
+				oj++
+			} else {
+				if fj >= len(fs) {
+					return nil, false
+				}
+				fp *= fs[fj]
+				fj++
+			}
+		}
+		for k := fi; k < fj-1; k++ {
+			if fst[k] != fst[k+1]*fs[k+1] {
+				return nil, false
+			}
+		}
+		st := fst[fj-1]
+		for k := oj - 1; k >= oi; k-- {
+			if to[k] == 1 {
+				out[k] = 1
+				continue
+			}
+			out[k] = st
+			st *= to[k]
+		}
+		oi, fi = oj, fj
+	}
+	return out, true
+}
+
+// placeFused compiles the cluster of elementwise nodes rooted at i into one
+// OpFused step.
+func (c *compiler) placeFused(i int, n *node) error {
+	b := exprBuilder{c: c, root: i, regOf: map[int]uint16{}, shape: n.shape}
+	res := b.emit(i)
+	b.wide = b.wide || n.dtype == I32 || n.dtype == I64
+	expr := &kernels.Expr{Code: b.code, NumRegs: b.nregs, Result: res, Wide: b.wide}
+	if err := expr.Validate(len(b.ins)); err != nil {
+		return fmt.Errorf("graph: internal: %w", err)
+	}
+	for _, j := range b.leaves {
+		c.touch(j)
+	}
+	c.setLoc(i, c.dest(i))
+	c.steps = append(c.steps, pstep{op: kernels.OpFused, in: b.ins, out: []operand{c.operand(i)}, expr: expr, name: opLabel(n)})
+	return nil
+}
+
+// exprBuilder turns a fused cluster into register code.
+type exprBuilder struct {
+	c      *compiler
+	root   int
+	code   []kernels.Instr
+	regOf  map[int]uint16
+	ins    []operand
+	leaves []int
+	nregs  int
+	shape  Shape
+	wide   bool
+}
+
+func (b *exprBuilder) reg() uint16 {
+	b.nregs++
+	return uint16(b.nregs - 1)
+}
+
+func (b *exprBuilder) emit(i int) uint16 {
+	if r, ok := b.regOf[i]; ok {
+		return r
+	}
+	c := b.c
+	n := &c.g.nodes[c.order[i]]
+	var r uint16
+	if i == b.root || c.interior[i] {
+		src := make([]uint16, len(n.in))
+		for k, x := range n.in {
+			src[k] = b.emit(c.pos[x])
+		}
+		r = b.op(n, src)
+	} else {
+		r = b.leaf(i, n)
+	}
+	b.regOf[i] = r
+	return r
+}
+
+func (b *exprBuilder) leaf(i int, n *node) uint16 {
+	r := b.reg()
+	// Scalar float constants become immediates.
+	if n.op == opConst && n.shape.Len() == 1 && n.dtype == F32 {
+		b.code = append(b.code, kernels.Instr{Op: kernels.EConst, Dst: r, Imm: float64(f32At(n.data, 0))})
+		return r
+	}
+	o := b.c.operand(i)
+	o.v.Strides = broadcastStrides(n.shape, o.v.Strides, b.shape)
+	o.v.Shape = b.shape
+	b.ins = append(b.ins, o)
+	b.leaves = append(b.leaves, i)
+	if n.dtype == I32 || n.dtype == I64 {
+		b.wide = true
+	}
+	b.code = append(b.code, kernels.Instr{Op: kernels.ELoad, Dst: r, A: uint16(len(b.ins) - 1)})
+	return r
+}
+
+func (b *exprBuilder) op(n *node, src []uint16) uint16 {
+	emit := func(in kernels.Instr) uint16 {
+		in.Dst = b.reg()
+		b.code = append(b.code, in)
+		return in.Dst
+	}
+	if n.op == opCast {
+		from := b.c.g.nodes[n.in[0]].dtype
+		x := src[0]
+		switch {
+		case n.dtype == Bool:
+			z := emit(kernels.Instr{Op: kernels.EConst})
+			return emit(kernels.Instr{Op: kernels.ENe, A: x, B: z})
+		case n.dtype == F16 && from != F16:
+			return emit(kernels.Instr{Op: kernels.ERoundF16, A: x})
+		case n.dtype == BF16 && from != BF16:
+			return emit(kernels.Instr{Op: kernels.ERoundBF16, A: x})
+		case n.dtype.IsInt() && from.IsFloat():
+			return emit(kernels.Instr{Op: kernels.ETrunc, A: x})
+		}
+		return x
+	}
+	in := kernels.Instr{Op: n.eop, Imm: n.imm}
+	if len(src) > 0 {
+		in.A = src[0]
+	}
+	if len(src) > 1 {
+		in.B = src[1]
+	}
+	if len(src) > 2 {
+		in.C = src[2]
+	}
+	r := emit(in)
+	if n.dtype.IsInt() && (n.eop == kernels.EDiv || n.eop == kernels.EPow) {
+		r = emit(kernels.Instr{Op: kernels.ETrunc, A: r})
+	}
+	return r
+}
+
+// dense returns node i as a dense operand, copying it into a temp first
+// when it is strided.
+func (c *compiler) dense(i int) operand {
+	o := c.operand(i)
+	c.touch(i)
+	if o.v.Contiguous() {
+		return o
+	}
+	n := &c.g.nodes[c.order[i]]
+	dst := c.newTemp(n.dtype, n.shape)
+	d := operand{kind: inArena, idx: dst.idx, v: kernels.View{DType: n.dtype, Shape: n.shape, Strides: dst.strides}}
+	c.steps = append(c.steps, copyStep(o, d, "contiguous copy"))
+	c.temps[dst.idx].end = len(c.steps)
+	return d
+}
+
+// gemmOperand returns node i as an operand the GEMM can read (a unit stride
+// in one of its two trailing axes), copying otherwise.
+func (c *compiler) gemmOperand(i int) operand {
+	o := c.operand(i)
+	if _, _, err := kernels.GemmLayout(o.v); err == nil {
+		c.touch(i)
+		return o
+	}
+	return c.dense(i)
+}
+
+func (c *compiler) placeKernel(i int, n *node) {
+	ins := make([]operand, len(n.in))
+	for k, x := range n.in {
+		j := c.pos[x]
+		switch {
+		case n.kop == kernels.OpMatMul && k < 2, n.kop == kernels.OpMatMulInteger && k == 1:
+			ins[k] = c.gemmOperand(j)
+		case n.kop == kernels.OpReduce:
+			c.touch(j)
+			ins[k] = c.operand(j)
+		default:
+			ins[k] = c.dense(j)
+		}
+	}
+	if n.kop == kernels.OpMatMul {
+		// Give both operands the output's batch axes (broadcast by stride 0).
+		batch := n.shape[:len(n.shape)-2]
+		for k := 0; k < 2; k++ {
+			v := &ins[k].v
+			r := len(v.Shape)
+			bshape := append(batch.Clone(), v.Shape[r-2:]...)
+			v.Strides = broadcastStrides(v.Shape, v.Strides, bshape)
+			v.Shape = bshape
+		}
+	}
+	var outs []operand
+	if n.nout <= 1 {
+		c.setLoc(i, c.dest(i))
+		outs = []operand{c.operand(i)}
+	} else {
+		shapes, dts := n.outSpecs()
+		tuples := make([]int, len(shapes))
+		for k := range tuples {
+			tuples[k] = -1
+		}
+		for j := i + 1; j < len(c.order); j++ {
+			m := &c.g.nodes[c.order[j]]
+			if m.op == opTuple && m.in[0] == c.order[i] {
+				tuples[m.ints[0]] = j
+			}
+		}
+		for k := range shapes {
+			if j := tuples[k]; j >= 0 {
+				c.setLoc(j, c.dest(j))
+				outs = append(outs, c.operand(j))
+				continue
+			}
+			l := c.newTemp(dts[k], shapes[k])
+			outs = append(outs, operand{kind: inArena, idx: l.idx, v: kernels.View{DType: dts[k], Shape: shapes[k], Strides: l.strides}})
+		}
+		c.setLoc(i, loc{kind: inArena, idx: -1})
+	}
+	c.steps = append(c.steps, pstep{op: n.kop, in: ins, out: outs, attr: n.attr, name: n.kop.String()})
+}
+
+// placeConcat copies each input into its window of the output.
+func (c *compiler) placeConcat(i int, n *node) {
+	c.setLoc(i, c.dest(i))
+	full := c.operand(i)
+	a := n.ints[0]
+	off := 0
+	for _, x := range n.in {
+		j := c.pos[x]
+		m := &c.g.nodes[x]
+		w := full
+		w.v.Shape = m.shape
+		w.v.Offset = full.v.Offset + off*full.v.Strides[a]
+		c.touch(j)
+		if full.kind == inArena {
+			c.temps[full.idx].end = len(c.steps)
+		}
+		c.steps = append(c.steps, copyStep(c.operand(j), w, "concat"))
+		off += m.shape[a]
+	}
+}
+
+// placeAssign copies a value into its window of a state after all other
+// steps have run.
+func (c *compiler) placeAssign(i int, n *node) {
+	s := n.state
+	k := c.stateNum(s)
+	j := c.pos[n.in[0]]
+	src := c.operand(j)
+	a, start := n.ints[0], n.ints[1]
+	st := contiguousStrides(s.shape)
+	dst := operand{kind: inState, idx: k, v: kernels.View{DType: s.dtype, Shape: src.v.Shape, Strides: st}}
+	if len(st) > 0 {
+		dst.v.Offset = start * st[a]
+	}
+	// A value that reads the state itself goes through a temp, so the copy
+	// never overlaps its own source.
+	if src.kind == inState && src.idx == k {
+		t := c.newTemp(src.v.DType, src.v.Shape)
+		tv := operand{kind: inArena, idx: t.idx, v: kernels.View{DType: src.v.DType, Shape: src.v.Shape, Strides: t.strides}}
+		c.steps = append(c.steps, copyStep(src, tv, "assign staging"))
+		src = tv
+	} else {
+		c.touch(j)
+	}
+	c.assigns = append(c.assigns, copyStep(src, dst, "assign "+s.name))
+	c.setLoc(i, loc{kind: inArena, idx: -1})
+}
+
+// planArena gives each temp a byte offset so that temps alive at the same
+// time never overlap (first fit over the temps sorted by size).
+func (c *compiler) planArena() {
+	const align = 64
+	idx := make([]int, len(c.temps))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return c.temps[b].bytes - c.temps[a].bytes })
+	type block struct{ off, end, def, last int }
+	var placed []block
+	top := 0
+	for _, k := range idx {
+		t := &c.temps[k]
+		size := (t.bytes + align - 1) / align * align
+		var busy []block
+		for _, b := range placed {
+			if b.def <= t.end && t.def <= b.last {
+				busy = append(busy, b)
+			}
+		}
+		slices.SortFunc(busy, func(a, b block) int { return a.off - b.off })
+		off := 0
+		for _, b := range busy {
+			if off+size <= b.off {
+				break
+			}
+			off = max(off, b.end)
+		}
+		t.offset = off
+		placed = append(placed, block{off: off, end: off + size, def: t.def, last: t.end})
+		top = max(top, off+size)
+	}
+	c.p.arenaBytes = top
+}
+
+// finish numbers the slots and produces the final steps.
+func (c *compiler) finish() {
+	p := c.p
+	p.nslots = 1 + len(p.consts) + len(p.inputs) + len(p.outputs) + len(p.states)
+	resolve := func(o operand) kernels.View {
+		v := o.v
+		switch o.kind {
+		case inArena:
+			v.Slot = 0
+			v.Offset += c.temps[o.idx].offset / max(v.DType.Size(), 1)
+		case inConst:
+			v.Slot = p.constSlot(o.idx)
+		case inInput:
+			v.Slot = p.inputSlot(o.idx)
+		case inOutput:
+			v.Slot = p.outputSlot(o.idx)
+		case inState:
+			v.Slot = p.stateSlot(o.idx)
+		}
+		return v
+	}
+	p.steps = make([]kernels.Step, len(c.steps))
+	for k, s := range c.steps {
+		st := kernels.Step{Op: s.op, Attr: s.attr, Expr: s.expr, Name: s.name}
+		st.In = make([]kernels.View, len(s.in))
+		for j, o := range s.in {
+			st.In[j] = resolve(o)
+		}
+		st.Out = make([]kernels.View, len(s.out))
+		for j, o := range s.out {
+			st.Out[j] = resolve(o)
+		}
+		if s.op == kernels.OpFused {
+			coalesced := kernels.Coalesce(append(append([]kernels.View{}, st.Out...), st.In...))
+			st.Out, st.In = coalesced[:1], coalesced[1:]
+		}
+		p.steps[k] = st
+	}
+}

@@ -1,0 +1,22 @@
+// Package graph is Forge's lazy tensor graph: element types and shapes, an
+// append-only node arena, the ops models are written in, and the compiler
+// that turns the requested outputs into a cached, fused, buffer-planned
+// program for a kernels.Backend.
+//
+// Building a graph computes nothing. Each op appends an immutable node and
+// infers its shape and dtype at once; identical nodes are shared (hash
+// consing gives common-subexpression elimination for free). Errors in op
+// arguments do not panic: the offending op returns a Tensor that carries the
+// error (see Tensor.Err), every op fed such a tensor passes the same error
+// on, and Engine.Compile or Engine.Eval returns it. Model code can therefore
+// be written as straight-line arithmetic and check once.
+//
+// Compiling (Engine.Compile) keeps only the ancestors of the requested
+// outputs, folds subgraphs that depend on weights alone (cached per engine,
+// so a weight transposed or dequantized in the graph is computed once),
+// fuses chains of elementwise ops into one kernels.Expr, turns reshapes,
+// transposes, slices and broadcasts into strided views where kernels accept
+// them, and plans intermediate buffers into one arena by liveness. Programs
+// are cached by the graph's structure and input shapes, so rebuilding the
+// same model graph for the next chunk of audio does not recompile.
+package graph

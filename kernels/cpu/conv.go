@@ -1,0 +1,221 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
+)
+
+// colPool recycles im2col scratch so steady-state convolution allocates
+// nothing.
+var colPool sync.Pool
+
+func getCol(n int) *[]float32 {
+	if p, ok := colPool.Get().(*[]float32); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
+	return &s
+}
+
+// conv1d implements OpConv1d as im2col + GEMM per batch item and group;
+// depthwise convolutions (one input channel per group) run direct loops.
+func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
+	xv, wv, out := s.In[0], s.In[1], s.Out[0]
+	a, ok := s.Attr.(kernels.ConvAttr)
+	if !ok {
+		return fmt.Errorf("cpu: conv1d: missing attributes")
+	}
+	N, Cin, L := xv.Shape[0], xv.Shape[1], xv.Shape[2]
+	Cout, K := wv.Shape[0], wv.Shape[2]
+	Lout := out.Shape[2]
+	G := a.Groups
+	cig, cog := Cin/G, Cout/G
+	x := f32s(bufs, xv)[xv.Offset:]
+	w := f32s(bufs, wv)[wv.Offset:]
+	y := f32s(bufs, out)[out.Offset:]
+	var bias []float32
+	if len(s.In) > 2 {
+		bias = f32s(bufs, s.In[2])[s.In[2].Offset:]
+	}
+	if N*Cout*Lout == 0 {
+		return nil
+	}
+	if cig == 1 && cog == 1 {
+		b.depthwise(x, w, bias, y, N, Cin, L, K, Lout, a)
+		return nil
+	}
+	direct := K == 1 && a.Stride == 1 && a.PadLeft == 0 && a.PadRight == 0
+	var colp *[]float32
+	if !direct {
+		colp = getCol(cig * K * Lout)
+		defer colPool.Put(colp)
+	}
+	for n := 0; n < N; n++ {
+		for g := 0; g < G; g++ {
+			xg := x[(n*Cin+g*cig)*L:]
+			col := xg
+			if !direct {
+				col = *colp
+				b.im2col(col, xg, cig, L, K, Lout, a)
+			}
+			yg := y[(n*Cout+g*cog)*Lout : (n*Cout+(g+1)*cog)*Lout]
+			gemm.SGEMM(false, false, cog, Lout, cig*K, 1, w[g*cog*cig*K:], cig*K, col, Lout, 0, yg, Lout)
+			if bias != nil {
+				for c := 0; c < cog; c++ {
+					bc := bias[g*cog+c]
+					row := yg[c*Lout : (c+1)*Lout]
+					for t := range row {
+						row[t] += bc
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// im2col lays out the receptive fields: col[(c·K + k)·Lout + t] =
+// x[c, t·stride + k·dilation − padLeft], zero outside the input.
+func (b *Backend) im2col(col, x []float32, C, L, K, Lout int, a kernels.ConvAttr) {
+	b.parallelFor(C*K, max(1, 8192/max(Lout, 1)), func(lo, hi int) {
+		for ck := lo; ck < hi; ck++ {
+			c, k := ck/K, ck%K
+			row := col[ck*Lout : (ck+1)*Lout]
+			xr := x[c*L : (c+1)*L]
+			start := k*a.Dilation - a.PadLeft
+			if a.Stride == 1 {
+				// contiguous run with zero borders
+				t0 := min(max(0, -start), Lout)
+				t1 := min(Lout, L-start)
+				if t1 <= t0 {
+					clear(row)
+				} else {
+					clear(row[:t0])
+					copy(row[t0:t1], xr[start+t0:start+t1])
+					clear(row[t1:])
+				}
+				continue
+			}
+			for t := range row {
+				i := t*a.Stride + start
+				if i >= 0 && i < L {
+					row[t] = xr[i]
+				} else {
+					row[t] = 0
+				}
+			}
+		}
+	})
+}
+
+// depthwise runs a convolution whose groups each hold one input and one
+// output channel.
+func (b *Backend) depthwise(x, w, bias, y []float32, N, C, L, K, Lout int, a kernels.ConvAttr) {
+	b.parallelFor(N*C, max(1, 4096/max(Lout*K, 1)), func(lo, hi int) {
+		for nc := lo; nc < hi; nc++ {
+			c := nc % C
+			xr, yr, wr := x[nc*L:(nc+1)*L], y[nc*Lout:(nc+1)*Lout], w[c*K:(c+1)*K]
+			var bc float32
+			if bias != nil {
+				bc = bias[c]
+			}
+			for t := range yr {
+				acc := bc
+				base := t*a.Stride - a.PadLeft
+				for k, wk := range wr {
+					if i := base + k*a.Dilation; i >= 0 && i < L {
+						acc += wk * xr[i]
+					}
+				}
+				yr[t] = acc
+			}
+		}
+	})
+}
+
+// convTranspose1d implements OpConvTranspose1d as GEMM (Wᵀ·x) followed by
+// col2im, or a direct loop for depthwise weights.
+func (b *Backend) convTranspose1d(s *kernels.Step, bufs []kernels.Buffer) error {
+	xv, wv, out := s.In[0], s.In[1], s.Out[0]
+	a, ok := s.Attr.(kernels.ConvAttr)
+	if !ok {
+		return fmt.Errorf("cpu: conv_transpose1d: missing attributes")
+	}
+	N, Cin, L := xv.Shape[0], xv.Shape[1], xv.Shape[2]
+	cog, K := wv.Shape[1], wv.Shape[2]
+	G := a.Groups
+	cig := Cin / G
+	Cout := cog * G
+	Lout := out.Shape[2]
+	x := f32s(bufs, xv)[xv.Offset:]
+	w := f32s(bufs, wv)[wv.Offset:]
+	y := f32s(bufs, out)[out.Offset:]
+	var bias []float32
+	if len(s.In) > 2 {
+		bias = f32s(bufs, s.In[2])[s.In[2].Offset:]
+	}
+	if N*Cout*Lout == 0 {
+		return nil
+	}
+	// start from the bias
+	for n := 0; n < N; n++ {
+		for c := 0; c < Cout; c++ {
+			row := y[(n*Cout+c)*Lout : (n*Cout+c+1)*Lout]
+			var bc float32
+			if bias != nil {
+				bc = bias[c]
+			}
+			for t := range row {
+				row[t] = bc
+			}
+		}
+	}
+	if cig == 1 && cog == 1 {
+		b.parallelFor(N*Cin, 1, func(lo, hi int) {
+			for nc := lo; nc < hi; nc++ {
+				c := nc % Cin
+				xr, yr, wr := x[nc*L:(nc+1)*L], y[nc*Lout:(nc+1)*Lout], w[c*K:(c+1)*K]
+				for i, xi := range xr {
+					base := i*a.Stride - a.PadLeft
+					for k, wk := range wr {
+						if t := base + k*a.Dilation; t >= 0 && t < Lout {
+							yr[t] += wk * xi
+						}
+					}
+				}
+			}
+		})
+		return nil
+	}
+	colp := getCol(cog * K * L)
+	defer colPool.Put(colp)
+	col := *colp
+	for n := 0; n < N; n++ {
+		for g := 0; g < G; g++ {
+			// col[(co·K + k), i] = Σ_ci w[ci, co, k] · x[ci, i]
+			wg := w[g*cig*cog*K:]
+			xg := x[(n*Cin+g*cig)*L:]
+			gemm.SGEMM(true, false, cog*K, L, cig, 1, wg, cog*K, xg, L, 0, col, L)
+			yg := y[(n*Cout+g*cog)*Lout:]
+			b.parallelFor(cog, 1, func(lo, hi int) {
+				for co := lo; co < hi; co++ {
+					yr := yg[co*Lout : (co+1)*Lout]
+					for k := 0; k < K; k++ {
+						cr := col[(co*K+k)*L : (co*K+k+1)*L]
+						off := k*a.Dilation - a.PadLeft
+						for i, v := range cr {
+							if t := i*a.Stride + off; t >= 0 && t < Lout {
+								yr[t] += v
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+	return nil
+}

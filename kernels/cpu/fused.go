@@ -1,0 +1,448 @@
+package cpu
+
+import (
+	"math"
+	"sync"
+
+	"github.com/tensorforge/forge/kernels"
+)
+
+// tile is how many elements a fused expression processes per instruction:
+// large enough to amortise the dispatch, small enough that all registers of
+// a typical expression stay in L1.
+const tile = 256
+
+type scratch struct {
+	r32  []float32
+	r64  []float64
+	offs []int
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// fused evaluates a kernels.Expr over every element of the output view.
+func (b *Backend) fused(s *kernels.Step, bufs []kernels.Buffer) error {
+	out := s.Out[0]
+	n := out.Len()
+	if n == 0 {
+		return nil
+	}
+	rank := len(out.Shape)
+	inner := out.Shape[rank-1]
+	tilesPerRow := (inner + tile - 1) / tile
+	units := n / inner * tilesPerRow
+	views := make([]kernels.View, 0, 8)
+	views = append(views, out)
+	views = append(views, s.In...)
+	e := s.Expr
+	b.parallelFor(units, max(1, 16384/tile), func(lo, hi int) {
+		sc := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(sc)
+		if cap(sc.offs) < len(views) {
+			sc.offs = make([]int, len(views))
+		}
+		offs := sc.offs[:len(views)]
+		if e.Wide {
+			if cap(sc.r64) < e.NumRegs*tile {
+				sc.r64 = make([]float64, e.NumRegs*tile)
+			}
+		} else if cap(sc.r32) < e.NumRegs*tile {
+			sc.r32 = make([]float32, e.NumRegs*tile)
+		}
+		for u := lo; u < hi; u++ {
+			row, t0 := u/tilesPerRow, (u%tilesPerRow)*tile
+			cnt := min(tile, inner-t0)
+			for k, v := range views {
+				off := v.Offset + t0*v.Strides[rank-1]
+				r := row
+				for d := rank - 2; d >= 0; d-- {
+					off += (r % v.Shape[d]) * v.Strides[d]
+					r /= v.Shape[d]
+				}
+				offs[k] = off
+			}
+			if e.Wide {
+				evalWide(e, views, offs, bufs, sc.r64, cnt)
+			} else {
+				eval32(e, views, offs, bufs, sc.r32, cnt)
+			}
+		}
+	})
+	return nil
+}
+
+// eval32 runs the expression in float32 registers over cnt elements.
+func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Buffer, regs []float32, cnt int) {
+	reg := func(r uint16) []float32 { return regs[int(r)*tile : int(r)*tile+cnt] }
+	for _, in := range e.Code {
+		d := reg(in.Dst)
+		switch in.Op {
+		case kernels.ELoad:
+			v := views[1+in.A]
+			load32(d, v, offs[1+in.A], v.Strides[len(v.Strides)-1], bufs)
+		case kernels.EConst:
+			c := float32(in.Imm)
+			for i := range d {
+				d[i] = c
+			}
+		case kernels.EAdd:
+			a, b := reg(in.A), reg(in.B)
+			for i := range d {
+				d[i] = a[i] + b[i]
+			}
+		case kernels.ESub:
+			a, b := reg(in.A), reg(in.B)
+			for i := range d {
+				d[i] = a[i] - b[i]
+			}
+		case kernels.EMul:
+			a, b := reg(in.A), reg(in.B)
+			for i := range d {
+				d[i] = a[i] * b[i]
+			}
+		case kernels.EDiv:
+			a, b := reg(in.A), reg(in.B)
+			for i := range d {
+				d[i] = a[i] / b[i]
+			}
+		case kernels.ENeg:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = -a[i]
+			}
+		case kernels.EExp:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = exp32(a[i])
+			}
+		case kernels.ETanh:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = tanh32(a[i])
+			}
+		case kernels.ESigmoid:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = sigmoid32(a[i])
+			}
+		case kernels.ERelu:
+			a := reg(in.A)
+			for i := range d {
+				x := a[i]
+				if x < 0 {
+					x = 0
+				}
+				d[i] = x
+			}
+		case kernels.ELeakyRelu:
+			a, slope := reg(in.A), float32(in.Imm)
+			for i := range d {
+				x := a[i]
+				if x < 0 {
+					x *= slope
+				}
+				d[i] = x
+			}
+		case kernels.EGeluErf:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = geluErf32(a[i])
+			}
+		case kernels.EGeluTanh:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = geluTanh32(a[i])
+			}
+		case kernels.ESilu:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = a[i] * sigmoid32(a[i])
+			}
+		case kernels.EErf:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = erf32(a[i])
+			}
+		case kernels.ESqrt:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = float32(math.Sqrt(float64(a[i])))
+			}
+		case kernels.ERsqrt:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = float32(1 / math.Sqrt(float64(a[i])))
+			}
+		case kernels.ERecip:
+			a := reg(in.A)
+			for i := range d {
+				d[i] = 1 / a[i]
+			}
+		default:
+			// Everything else goes through the float64 reference semantics.
+			a, b, c := reg(in.A), reg(in.B), reg(in.C)
+			switch in.Op.Arity() {
+			case 1:
+				for i := range d {
+					d[i] = float32(scalar(in.Op, float64(a[i]), 0, 0, in.Imm))
+				}
+			case 2:
+				for i := range d {
+					d[i] = float32(scalar(in.Op, float64(a[i]), float64(b[i]), 0, in.Imm))
+				}
+			case 3:
+				for i := range d {
+					d[i] = float32(scalar(in.Op, float64(a[i]), float64(b[i]), float64(c[i]), in.Imm))
+				}
+			}
+		}
+	}
+	store32(reg(e.Result), views[0], offs[0], views[0].Strides[len(views[0].Strides)-1], bufs)
+}
+
+// evalWide runs the expression in float64 registers (integer-exact up to
+// 2^53) over cnt elements.
+func evalWide(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Buffer, regs []float64, cnt int) {
+	reg := func(r uint16) []float64 { return regs[int(r)*tile : int(r)*tile+cnt] }
+	for _, in := range e.Code {
+		d := reg(in.Dst)
+		switch in.Op {
+		case kernels.ELoad:
+			v := views[1+in.A]
+			st := v.Strides[len(v.Strides)-1]
+			for i := range d {
+				d[i] = loadElem(bufs, v, offs[1+in.A]+i*st)
+			}
+		case kernels.EConst:
+			for i := range d {
+				d[i] = in.Imm
+			}
+		default:
+			a, b, c := reg(in.A), reg(in.B), reg(in.C)
+			for i := range d {
+				var y, z float64
+				if in.Op.Arity() > 1 {
+					y = b[i]
+				}
+				if in.Op.Arity() > 2 {
+					z = c[i]
+				}
+				d[i] = scalar(in.Op, a[i], y, z, in.Imm)
+			}
+		}
+	}
+	out := views[0]
+	st := out.Strides[len(out.Strides)-1]
+	r := reg(e.Result)
+	for i := range r {
+		storeElem(bufs, out, offs[0]+i*st, r[i])
+	}
+}
+
+// scalar is the reference meaning of every expression instruction.
+func scalar(op kernels.EOp, a, b, c, imm float64) float64 {
+	switch op {
+	case kernels.ENeg:
+		return -a
+	case kernels.EAbs:
+		return math.Abs(a)
+	case kernels.EExp:
+		return math.Exp(a)
+	case kernels.ELog:
+		return math.Log(a)
+	case kernels.ESqrt:
+		return math.Sqrt(a)
+	case kernels.ERsqrt:
+		return 1 / math.Sqrt(a)
+	case kernels.ESin:
+		return math.Sin(a)
+	case kernels.ECos:
+		return math.Cos(a)
+	case kernels.ETanh:
+		return math.Tanh(a)
+	case kernels.ESigmoid:
+		return 1 / (1 + math.Exp(-a))
+	case kernels.ERelu:
+		if a < 0 {
+			return 0
+		}
+		return a
+	case kernels.ELeakyRelu:
+		if a < 0 {
+			return a * imm
+		}
+		return a
+	case kernels.EGeluErf:
+		return 0.5 * a * (1 + math.Erf(a/math.Sqrt2))
+	case kernels.EGeluTanh:
+		return 0.5 * a * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(a+0.044715*a*a*a)))
+	case kernels.ESilu:
+		return a / (1 + math.Exp(-a))
+	case kernels.EErf:
+		return math.Erf(a)
+	case kernels.EFloor:
+		return math.Floor(a)
+	case kernels.ECeil:
+		return math.Ceil(a)
+	case kernels.ERound:
+		return roundEven(a)
+	case kernels.ETrunc:
+		return math.Trunc(a)
+	case kernels.ERecip:
+		return 1 / a
+	case kernels.ESign:
+		return sign(a)
+	case kernels.EIsNaN:
+		return b2f(a != a)
+	case kernels.ENot:
+		return b2f(a == 0)
+	case kernels.ERoundF16:
+		return float64(kernels.F16ToF32(kernels.F32ToF16(float32(a))))
+	case kernels.ERoundBF16:
+		return float64(kernels.BF16ToF32(kernels.F32ToBF16(float32(a))))
+	case kernels.EAdd:
+		return a + b
+	case kernels.ESub:
+		return a - b
+	case kernels.EMul:
+		return a * b
+	case kernels.EDiv:
+		return a / b
+	case kernels.EPow:
+		return math.Pow(a, b)
+	case kernels.EMax:
+		return nanMax(a, b)
+	case kernels.EMin:
+		return nanMin(a, b)
+	case kernels.EMod:
+		return floorMod(a, b)
+	case kernels.EEq:
+		return b2f(a == b)
+	case kernels.ENe:
+		return b2f(a != b)
+	case kernels.ELt:
+		return b2f(a < b)
+	case kernels.ELe:
+		return b2f(a <= b)
+	case kernels.EGt:
+		return b2f(a > b)
+	case kernels.EGe:
+		return b2f(a >= b)
+	case kernels.EAnd:
+		return b2f(a != 0 && b != 0)
+	case kernels.EOr:
+		return b2f(a != 0 || b != 0)
+	case kernels.EWhere:
+		if a != 0 {
+			return b
+		}
+		return c
+	}
+	return math.NaN()
+}
+
+// load32 reads len(d) elements starting at off with stride st.
+func load32(d []float32, v kernels.View, off, st int, bufs []kernels.Buffer) {
+	if v.DType == kernels.F32 {
+		src := f32s(bufs, v)
+		switch st {
+		case 1:
+			copy(d, src[off:off+len(d)])
+		case 0:
+			x := src[off]
+			for i := range d {
+				d[i] = x
+			}
+		default:
+			for i := range d {
+				d[i] = src[off+i*st]
+			}
+		}
+		return
+	}
+	for i := range d {
+		d[i] = float32(loadElem(bufs, v, off+i*st))
+	}
+}
+
+// store32 writes r to len(r) elements starting at off with stride st.
+func store32(r []float32, v kernels.View, off, st int, bufs []kernels.Buffer) {
+	if v.DType == kernels.F32 {
+		dst := f32s(bufs, v)
+		if st == 1 {
+			copy(dst[off:off+len(r)], r)
+			return
+		}
+		for i, x := range r {
+			dst[off+i*st] = x
+		}
+		return
+	}
+	for i, x := range r {
+		storeElem(bufs, v, off+i*st, float64(x))
+	}
+}
+
+// loadElem reads element i of any dtype as float64.
+func loadElem(bufs []kernels.Buffer, v kernels.View, i int) float64 {
+	b := bytesOf(bufs, v)
+	switch v.DType {
+	case kernels.F32:
+		return float64(f32s(bufs, v)[i])
+	case kernels.F16:
+		return float64(kernels.F16ToF32(u16s(bufs, v)[i]))
+	case kernels.BF16:
+		return float64(kernels.BF16ToF32(u16s(bufs, v)[i]))
+	case kernels.I32:
+		return float64(i32s(bufs, v)[i])
+	case kernels.I64:
+		return float64(i64s(bufs, v)[i])
+	case kernels.U8, kernels.Bool:
+		return float64(b[i])
+	case kernels.I8:
+		return float64(int8(b[i]))
+	}
+	return math.NaN()
+}
+
+// storeElem writes x converted to the view's dtype. Integer targets wrap
+// like a C cast of the truncated value; Bool stores 1 for non-zero.
+func storeElem(bufs []kernels.Buffer, v kernels.View, i int, x float64) {
+	b := bytesOf(bufs, v)
+	switch v.DType {
+	case kernels.F32:
+		f32s(bufs, v)[i] = float32(x)
+	case kernels.F16:
+		u16s(bufs, v)[i] = kernels.F32ToF16(float32(x))
+	case kernels.BF16:
+		u16s(bufs, v)[i] = kernels.F32ToBF16(float32(x))
+	case kernels.I32:
+		i32s(bufs, v)[i] = int32(toInt(x))
+	case kernels.I64:
+		i64s(bufs, v)[i] = toInt(x)
+	case kernels.U8:
+		b[i] = uint8(toInt(x))
+	case kernels.I8:
+		b[i] = uint8(int8(toInt(x)))
+	case kernels.Bool:
+		if x != 0 {
+			b[i] = 1
+		} else {
+			b[i] = 0
+		}
+	}
+}
+
+// toInt truncates toward zero; NaN becomes 0 and out-of-range values
+// saturate, so conversions are deterministic across platforms.
+func toInt(x float64) int64 {
+	switch {
+	case x != x:
+		return 0
+	case x >= 9.2233720368547758e18:
+		return math.MaxInt64
+	case x <= -9.2233720368547758e18:
+		return math.MinInt64
+	}
+	return int64(x)
+}

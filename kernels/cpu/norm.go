@@ -1,0 +1,222 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tensorforge/forge/kernels"
+)
+
+// softmax implements OpSoftmax on dense f32 data.
+func (b *Backend) softmax(s *kernels.Step, bufs []kernels.Buffer) error {
+	in, out := s.In[0], s.Out[0]
+	attr, ok := s.Attr.(kernels.SoftmaxAttr)
+	if !ok {
+		return fmt.Errorf("cpu: softmax: missing attributes")
+	}
+	outerN, n, inner := splitAxis(in.Shape, attr.Axis)
+	if n == 0 || outerN*inner == 0 {
+		return nil
+	}
+	x, y := f32s(bufs, in)[in.Offset:], f32s(bufs, out)[out.Offset:]
+	rows := outerN * inner
+	b.parallelFor(rows, max(1, 16384/n), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o, i := r/inner, r%inner
+			base := o*n*inner + i
+			if inner == 1 {
+				softmaxRow(x[base:base+n], y[base:base+n], attr.Log)
+				continue
+			}
+			mx := float32(math.Inf(-1))
+			for j := 0; j < n; j++ {
+				mx = max(mx, x[base+j*inner])
+			}
+			var sum float64
+			for j := 0; j < n; j++ {
+				e := exp32(x[base+j*inner] - mx)
+				if !attr.Log {
+					y[base+j*inner] = e
+				}
+				sum += float64(e)
+			}
+			if attr.Log {
+				ls := float32(math.Log(sum))
+				for j := 0; j < n; j++ {
+					y[base+j*inner] = x[base+j*inner] - mx - ls
+				}
+			} else {
+				inv := float32(1 / sum)
+				for j := 0; j < n; j++ {
+					y[base+j*inner] *= inv
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// softmaxRow normalises one contiguous row. A row that contains NaN yields
+// NaN everywhere, and a row of −∞ yields NaN, as PyTorch.
+func softmaxRow(x, y []float32, log bool) {
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > mx || v != v {
+			mx = v
+		}
+	}
+	var sum float64
+	if log {
+		for _, v := range x {
+			sum += float64(exp32(v - mx))
+		}
+		ls := float32(math.Log(sum))
+		for j, v := range x {
+			y[j] = v - mx - ls
+		}
+		return
+	}
+	for j, v := range x {
+		e := exp32(v - mx)
+		y[j] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for j := range y {
+		y[j] *= inv
+	}
+}
+
+// splitAxis returns the products of the extents before, at and after axis.
+func splitAxis(shape []int, axis int) (outer, n, inner int) {
+	outer, inner = 1, 1
+	for i, d := range shape {
+		switch {
+		case i < axis:
+			outer *= d
+		case i > axis:
+			inner *= d
+		}
+	}
+	return outer, shape[axis], inner
+}
+
+// layerNorm implements OpLayerNorm: statistics in float64, over the
+// trailing axes from attr.Axis on.
+func (b *Backend) layerNorm(s *kernels.Step, bufs []kernels.Buffer) error {
+	in, out := s.In[0], s.Out[0]
+	attr, ok := s.Attr.(kernels.NormAttr)
+	if !ok {
+		return fmt.Errorf("cpu: layer_norm: missing attributes")
+	}
+	rows, n := 1, 1
+	for i, d := range in.Shape {
+		if i < attr.Axis {
+			rows *= d
+		} else {
+			n *= d
+		}
+	}
+	if rows*n == 0 {
+		return nil
+	}
+	x, y := f32s(bufs, in)[in.Offset:], f32s(bufs, out)[out.Offset:]
+	var w, bias []float32
+	if len(s.In) > 1 {
+		w = f32s(bufs, s.In[1])[s.In[1].Offset:]
+	}
+	if len(s.In) > 2 {
+		bias = f32s(bufs, s.In[2])[s.In[2].Offset:]
+	}
+	b.parallelFor(rows, max(1, 16384/n), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+			mean, rstd := meanRstd(xr, attr.Eps)
+			normalize(xr, yr, mean, rstd, w, bias)
+		}
+	})
+	return nil
+}
+
+// meanRstd returns the mean and 1/sqrt(var+eps) of x (population variance).
+func meanRstd(x []float32, eps float32) (float32, float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v)
+	}
+	mean := sum / float64(len(x))
+	var ss float64
+	for _, v := range x {
+		d := float64(v) - mean
+		ss += d * d
+	}
+	return float32(mean), float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+}
+
+// normalize writes (x−mean)·rstd, then ·w + bias where given (w and bias
+// are indexed like x).
+func normalize(x, y []float32, mean, rstd float32, w, bias []float32) {
+	switch {
+	case w != nil && bias != nil:
+		for j, v := range x {
+			y[j] = (v-mean)*rstd*w[j] + bias[j]
+		}
+	case w != nil:
+		for j, v := range x {
+			y[j] = (v - mean) * rstd * w[j]
+		}
+	default:
+		for j, v := range x {
+			y[j] = (v - mean) * rstd
+		}
+	}
+}
+
+// groupNorm implements OpGroupNorm on dense [N, C, ...] data.
+func (b *Backend) groupNorm(s *kernels.Step, bufs []kernels.Buffer) error {
+	in, out := s.In[0], s.Out[0]
+	attr, ok := s.Attr.(kernels.NormAttr)
+	if !ok {
+		return fmt.Errorf("cpu: group_norm: missing attributes")
+	}
+	N, C := in.Shape[0], in.Shape[1]
+	L := 1
+	for _, d := range in.Shape[2:] {
+		L *= d
+	}
+	G := attr.Groups
+	cg := C / G
+	if N*C*L == 0 {
+		return nil
+	}
+	x, y := f32s(bufs, in)[in.Offset:], f32s(bufs, out)[out.Offset:]
+	var w, bias []float32
+	if len(s.In) > 1 {
+		w = f32s(bufs, s.In[1])[s.In[1].Offset:]
+	}
+	if len(s.In) > 2 {
+		bias = f32s(bufs, s.In[2])[s.In[2].Offset:]
+	}
+	b.parallelFor(N*G, max(1, 16384/(cg*L)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			n, g := r/G, r%G
+			base := (n*C + g*cg) * L
+			mean, rstd := meanRstd(x[base:base+cg*L], attr.Eps)
+			for c := g * cg; c < (g+1)*cg; c++ {
+				off := (n*C + c) * L
+				xr, yr := x[off:off+L], y[off:off+L]
+				sc, sh := rstd, -mean*rstd
+				if w != nil {
+					sc, sh = rstd*w[c], -mean*rstd*w[c]
+					if bias != nil {
+						sh += bias[c]
+					}
+				}
+				for j, v := range xr {
+					yr[j] = v*sc + sh
+				}
+			}
+		}
+	})
+	return nil
+}

@@ -1,0 +1,135 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tensorforge/forge/kernels"
+)
+
+// reduce implements OpReduce over any strided input. Sums accumulate in
+// float64 so long reductions do not drift.
+func (b *Backend) reduce(s *kernels.Step, bufs []kernels.Buffer) error {
+	in, out := s.In[0], s.Out[0]
+	attr, ok := s.Attr.(kernels.ReduceAttr)
+	if !ok {
+		return fmt.Errorf("cpu: reduce: missing attributes")
+	}
+	var keptShape, keptStr, redShape, redStr []int
+	for d := range in.Shape {
+		if slices.Contains(attr.Axes, d) {
+			redShape = append(redShape, in.Shape[d])
+			redStr = append(redStr, in.Strides[d])
+		} else {
+			keptShape = append(keptShape, in.Shape[d])
+			keptStr = append(keptStr, in.Strides[d])
+		}
+	}
+	count := 1
+	for _, d := range redShape {
+		count *= d
+	}
+	nOut := out.Len()
+	if nOut == 0 {
+		return nil
+	}
+	if count == 0 && attr.Kind != kernels.ReduceSum && attr.Kind != kernels.ReduceProd {
+		return fmt.Errorf("cpu: reduce %d over an empty axis", attr.Kind)
+	}
+	// innermost reduced axis drives the fast loop
+	rIn, rSt := 1, 0
+	if len(redShape) > 0 {
+		rIn, rSt = redShape[len(redShape)-1], redStr[len(redStr)-1]
+	}
+	outer := count / max(rIn, 1)
+	b.parallelFor(nOut, max(1, 32768/max(count, 1)), func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			base := in.Offset
+			r := o
+			for d := len(keptShape) - 1; d >= 0; d-- {
+				base += (r % keptShape[d]) * keptStr[d]
+				r /= keptShape[d]
+			}
+			var acc, acc2 float64
+			best, bestIdx := math.NaN(), int64(0)
+			switch attr.Kind {
+			case kernels.ReduceProd:
+				acc = 1
+			case kernels.ReduceMax, kernels.ReduceArgMax:
+				best = math.Inf(-1)
+			case kernels.ReduceMin, kernels.ReduceArgMin:
+				best = math.Inf(1)
+			}
+			seenNaN := false
+			idx := int64(0)
+			for q := 0; q < outer; q++ {
+				off := base
+				rr := q
+				for d := len(redShape) - 2; d >= 0; d-- {
+					off += (rr % redShape[d]) * redStr[d]
+					rr /= redShape[d]
+				}
+				for j := 0; j < rIn; j++ {
+					x := loadAt(bufs, in, off+j*rSt)
+					switch attr.Kind {
+					case kernels.ReduceSum, kernels.ReduceMean, kernels.ReduceVar:
+						acc += x
+						acc2 += x * x
+					case kernels.ReduceProd:
+						acc *= x
+					case kernels.ReduceMax, kernels.ReduceArgMax:
+						if x > best || (x != x && !seenNaN) {
+							best, bestIdx = x, idx
+							seenNaN = x != x
+						}
+					case kernels.ReduceMin, kernels.ReduceArgMin:
+						if x < best || (x != x && !seenNaN) {
+							best, bestIdx = x, idx
+							seenNaN = x != x
+						}
+					}
+					idx++
+				}
+			}
+			var v float64
+			switch attr.Kind {
+			case kernels.ReduceSum, kernels.ReduceProd:
+				v = acc
+			case kernels.ReduceMean:
+				v = acc / float64(count)
+			case kernels.ReduceVar:
+				// Second pass around the mean for accuracy.
+				mean := acc / float64(count)
+				var ss float64
+				for q := 0; q < outer; q++ {
+					off := base
+					rr := q
+					for d := len(redShape) - 2; d >= 0; d-- {
+						off += (rr % redShape[d]) * redStr[d]
+						rr /= redShape[d]
+					}
+					for j := 0; j < rIn; j++ {
+						dx := loadAt(bufs, in, off+j*rSt) - mean
+						ss += dx * dx
+					}
+				}
+				v = ss / float64(count-attr.Correction)
+			case kernels.ReduceMax, kernels.ReduceMin:
+				v = best
+			case kernels.ReduceArgMax, kernels.ReduceArgMin:
+				v = float64(bestIdx)
+			}
+			storeElem(bufs, out, out.Offset+o, v)
+		}
+	})
+	return nil
+}
+
+// loadAt reads one element as float64, with a fast path for f32.
+func loadAt(bufs []kernels.Buffer, v kernels.View, i int) float64 {
+	if v.DType == kernels.F32 {
+		return float64(f32s(bufs, v)[i])
+	}
+	return loadElem(bufs, v, i)
+}
