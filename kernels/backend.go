@@ -46,8 +46,8 @@ type Step struct {
 	Op   Op
 	In   []View
 	Out  []View
-	Attr any   // the op's attribute struct (MatMulAttr, ConvAttr, ...), nil if none
-	Expr *Expr // OpFused only
+	Attr any    // the op's attribute struct (MatMulAttr, ConvAttr, ...), nil if none
+	Expr *Expr  // OpFused only
 	Name string // the graph node it came from, for profiles and errors
 }
 
