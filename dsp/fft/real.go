@@ -116,7 +116,7 @@ func (p *RealPlan) Inverse(dst []float32, src []complex64) {
 		e := (a + bc) * 0.5
 		t := p.tw[k]
 		o := (a - bc) * complex(real(t)*0.5, -imag(t)*0.5) // ·conj(w^k)/2
-		z[k] = e + complex(-imag(o), real(o)) // E + i·O
+		z[k] = e + complex(-imag(o), real(o))              // E + i·O
 	}
 	p.half.Inverse(z, z)
 	for k := range h {
