@@ -31,8 +31,8 @@ func Batch[T any](name string, size int, maxWait time.Duration) *Stage[T, []T] {
 		var (
 			batch    []T
 			head     Frame[T] // timing of the batch's first frame
-			began    time.Time
-			waitFrom = time.Now()
+			began    tick
+			waitFrom = now()
 		)
 		flush := func() bool {
 			if len(batch) == 0 {
@@ -42,11 +42,11 @@ func Batch[T any](name string, size int, maxWait time.Duration) *Stage[T, []T] {
 				timer.Stop()
 				timeout = nil
 			}
-			t0 := time.Now()
+			t0 := now()
 			ok := send(done, out, Frame[[]T]{Offset: head.Offset, Rate: head.Rate, Entered: head.Entered, Payload: batch})
 			if ok {
-				waitFrom = time.Now()
-				m.sent(began, t0, waitFrom)
+				waitFrom = now()
+				m.gave(began, waitFrom, (waitFrom - t0))
 			}
 			batch = nil
 			return ok
@@ -69,18 +69,18 @@ func Batch[T any](name string, size int, maxWait time.Duration) *Stage[T, []T] {
 					}
 					return nil
 				}
-				now := time.Now()
-				m.received(waitFrom, now)
+				t := now()
+				m.took(t, t-waitFrom)
 				if batch == nil {
 					batch = make([]T, 0, capHint)
-					head, began = f, now
+					head, began = f, t
 					if timer != nil {
 						timer.Reset(maxWait)
 						timeout = timer.C
 					}
 				}
 				batch = append(batch, f.Payload)
-				m.addBusy(time.Since(now))
+				m.addBusy(now() - t)
 				if size > 0 && len(batch) >= size && !flush() {
 					return ctx.Err()
 				}

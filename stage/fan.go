@@ -16,21 +16,30 @@ func Tee[T any](ctx context.Context, in <-chan Frame[T], outs []chan<- Frame[T],
 		m = NewMetrics("tee", KindTee)
 	}
 	done := ctx.Done()
-	waitFrom := time.Now()
+	last := now()
 	for {
 		f, st := recv(done, in, m)
-		if st != gotFrame {
+		if st >= inputClosed {
 			return ctx.Err()
 		}
-		began := time.Now()
-		m.received(waitFrom, began)
+		began, waited := last, time.Duration(0)
+		if st == gotBlocked {
+			began = now()
+			waited = (began - last)
+		}
+		m.took(began, waited)
+		last = began
 		for _, out := range outs {
-			t0 := time.Now()
-			if !send(done, out, f) {
-				return ctx.Err()
+			var blocked time.Duration
+			if !sendNow(out, f) {
+				t0 := now()
+				if !sendWait(done, out, f) {
+					return ctx.Err()
+				}
+				last = now()
+				blocked = (last - t0)
 			}
-			waitFrom = time.Now()
-			m.sent(began, t0, waitFrom)
+			m.gave(began, last, blocked)
 		}
 	}
 }
@@ -50,19 +59,28 @@ func Merge[T any](ctx context.Context, ins []<-chan Frame[T], out chan<- Frame[T
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			waitFrom := time.Now()
+			last := now()
 			for {
 				f, st := recv(done, in, m)
-				if st != gotFrame {
+				if st >= inputClosed {
 					return
 				}
-				began := time.Now()
-				m.received(waitFrom, began)
-				if !send(done, out, f) {
-					return
+				began, waited := last, time.Duration(0)
+				if st == gotBlocked {
+					began = now()
+					waited = (began - last)
 				}
-				waitFrom = time.Now()
-				m.sent(began, began, waitFrom)
+				m.took(began, waited)
+				last = began
+				var blocked time.Duration
+				if !sendNow(out, f) {
+					if !sendWait(done, out, f) {
+						return
+					}
+					last = now()
+					blocked = (last - began)
+				}
+				m.gave(began, last, blocked)
 			}
 		}()
 	}

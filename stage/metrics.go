@@ -31,9 +31,8 @@ func (k Kind) HasOutput() bool { return k != KindSink }
 // with atomics, so a snapshot may be taken at any time from any goroutine;
 // recording allocates nothing.
 type Metrics struct {
-	name  string
-	kind  Kind
-	start time.Time // origin of the first-frame times below
+	name string
+	kind Kind
 
 	framesIn  atomic.Int64
 	framesOut atomic.Int64
@@ -42,8 +41,8 @@ type Metrics struct {
 	waitOut   atomic.Int64 // ns blocked waiting for downstream to take output
 	queueMax  atomic.Int64 // high-water mark of the input queue
 	queueCap  atomic.Int64
-	firstIn   atomic.Int64 // ns since start + 1 of the first input; 0 = none yet
-	firstOut  atomic.Int64 // ns since start + 1 of the first output; 0 = none yet
+	firstIn   atomic.Int64 // clock reading + 1 of the first input; 0 = none yet
+	firstOut  atomic.Int64 // clock reading + 1 of the first output; 0 = none yet
 
 	latency  Histogram // time a frame spent inside this stage
 	endToEnd Histogram // sinks only: time since the frame entered the pipeline
@@ -51,7 +50,7 @@ type Metrics struct {
 
 // NewMetrics returns empty metrics for the stage called name.
 func NewMetrics(name string, kind Kind) *Metrics {
-	return &Metrics{name: name, kind: kind, start: time.Now()}
+	return &Metrics{name: name, kind: kind}
 }
 
 // Name returns the name of the stage the metrics belong to.
@@ -75,10 +74,10 @@ func (m *Metrics) observeQueue(n int) {
 	}
 }
 
-// markOnce stores t (as an offset from start) into slot unless it is set.
-func (m *Metrics) markOnce(slot *atomic.Int64, t time.Time) {
+// markOnce stores clock reading t into slot unless it is set.
+func (m *Metrics) markOnce(slot *atomic.Int64, t tick) {
 	if slot.Load() == 0 {
-		slot.CompareAndSwap(0, int64(t.Sub(m.start))+1)
+		slot.CompareAndSwap(0, int64(t)+1)
 	}
 }
 
@@ -87,23 +86,27 @@ func (m *Metrics) timeOf(slot *atomic.Int64) time.Time {
 	if v == 0 {
 		return time.Time{}
 	}
-	return m.start.Add(time.Duration(v - 1))
+	return wallAt(tick(v - 1))
 }
 
-// received records one input frame taken at now after waiting since waitFrom.
-func (m *Metrics) received(waitFrom, now time.Time) {
-	m.waitIn.Add(int64(now.Sub(waitFrom)))
+// took records one input frame taken at began after waiting for it.
+func (m *Metrics) took(began tick, waited time.Duration) {
+	if waited > 0 {
+		m.waitIn.Add(int64(waited))
+	}
 	m.framesIn.Add(1)
-	m.markOnce(&m.firstIn, now)
+	m.markOnce(&m.firstIn, began)
 }
 
-// sent records one output frame handed on at now after blocking since
-// blockFrom; the frame's work started at began.
-func (m *Metrics) sent(began, blockFrom, now time.Time) {
-	m.waitOut.Add(int64(now.Sub(blockFrom)))
+// gave records one output frame handed on at now, after blocking for
+// blocked; the work on it began at began.
+func (m *Metrics) gave(began, at tick, blocked time.Duration) {
+	if blocked > 0 {
+		m.waitOut.Add(int64(blocked))
+	}
 	m.framesOut.Add(1)
-	m.latency.Record(now.Sub(began))
-	m.markOnce(&m.firstOut, now)
+	m.latency.Record(at - began)
+	m.markOnce(&m.firstOut, at)
 }
 
 func (m *Metrics) addBusy(d time.Duration) { m.busy.Add(int64(d)) }

@@ -44,49 +44,59 @@ func (s *Sink[T]) Run(ctx context.Context, in <-chan Frame[T], m *Metrics) (err 
 	}
 	defer guard(s.name, &err)
 	done := ctx.Done()
-	waitFrom := time.Now()
+	last := now()
 	for {
 		f, st := recv(done, in, m)
-		if st != gotFrame {
+		if st >= inputClosed {
 			return wrap(s.name, ctx.Err())
 		}
-		began := time.Now()
-		m.received(waitFrom, began)
+		began, waited := last, time.Duration(0)
+		if st == gotBlocked {
+			began = now()
+			waited = (began - last)
+		}
+		m.took(began, waited)
 		if err := s.consume(ctx, f); err != nil {
 			return wrap(s.name, err)
 		}
-		waitFrom = time.Now()
-		m.Consumed(f.Entered, began, waitFrom)
+		last = now()
+		m.consumed(f.Entered, began, last)
 	}
 }
 
-// Consumed records that a sink finished with a frame at now, having received
-// it at began; entered is the frame's Entered stamp. It is exported for
-// pipeline outlets, whose consumer is the caller's own goroutine.
-func (m *Metrics) Consumed(entered, began, now time.Time) {
-	m.addBusy(now.Sub(began))
+// consumed records that a sink finished with a frame at t, having received
+// it at began.
+func (m *Metrics) consumed(entered time.Time, began, t tick) {
+	m.addBusy(t - began)
 	m.framesOut.Add(1)
-	m.latency.Record(now.Sub(began))
+	m.latency.Record(t - began)
 	if !entered.IsZero() {
-		m.endToEnd.Record(now.Sub(entered))
+		m.endToEnd.Record(t - tickOf(entered))
 	}
-	m.markOnce(&m.firstOut, now)
+	m.markOnce(&m.firstOut, t)
 }
 
-// Received records that a frame was taken from the input queue at now after
-// waiting since waitFrom, with depth frames still queued before it was
-// taken. It is exported for pipeline outlets.
+// Consumed records that a consumer outside a stage (a pipeline outlet)
+// finished with a frame at now, having received it at began; entered is the
+// frame's Entered stamp.
+func (m *Metrics) Consumed(entered, began, now time.Time) {
+	m.consumed(entered, tickOf(began), tickOf(now))
+}
+
+// Received records that a consumer outside a stage (a pipeline outlet) took
+// a frame from its queue at now after waiting since waitFrom, with depth
+// frames queued before it was taken.
 func (m *Metrics) Received(waitFrom, now time.Time, depth int) {
 	m.observeQueue(depth)
-	m.received(waitFrom, now)
+	m.took(tickOf(now), now.Sub(waitFrom))
 }
 
-// Entered records the entry time of a frame pushed into a pipeline from
-// outside (a pipeline inlet) and that it was handed on at now after blocking
+// Entered records a frame pushed into a pipeline from outside (a pipeline
+// inlet): when it entered, and that it was handed on at now after blocking
 // since blockFrom.
 func (m *Metrics) Entered(entered, blockFrom, now time.Time) {
-	m.markOnce(&m.firstIn, entered)
+	m.markOnce(&m.firstIn, tickOf(entered))
 	m.waitOut.Add(int64(now.Sub(blockFrom)))
 	m.framesOut.Add(1)
-	m.markOnce(&m.firstOut, now)
+	m.markOnce(&m.firstOut, tickOf(now))
 }

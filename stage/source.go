@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"time"
 )
 
 // Source is the goroutine at the head of a pipeline: it produces frames and
@@ -39,7 +38,7 @@ func (s *Source[T]) Run(ctx context.Context, out chan<- Frame[T], m *Metrics) (e
 		m = NewMetrics(s.name, KindSource)
 	}
 	defer guard(s.name, &err)
-	e := &sourceEmitter[T]{ctx: ctx, done: ctx.Done(), out: out, m: m, last: time.Now()}
+	e := &sourceEmitter[T]{ctx: ctx, done: ctx.Done(), out: out, m: m, last: now()}
 	err = s.produce(ctx, e.emit)
 	if err == nil {
 		err = ctx.Err() // a source that stopped because of cancellation did not finish
@@ -52,26 +51,29 @@ type sourceEmitter[T any] struct {
 	done <-chan struct{}
 	out  chan<- Frame[T]
 	m    *Metrics
-	last time.Time // when the previous emit returned
+	last tick // when the previous emit returned
 }
 
 func (e *sourceEmitter[T]) emit(f Frame[T]) error {
-	now := time.Now()
-	e.m.addBusy(now.Sub(e.last))
+	t := now()
+	e.m.addBusy(t - e.last)
 	if f.Entered.IsZero() {
-		f.Entered = now
+		f.Entered = wallAt(t)
 	}
-	e.m.markOnce(&e.m.firstIn, f.Entered)
+	e.m.markOnce(&e.m.firstIn, tickOf(f.Entered))
 	select {
 	case <-e.done:
 		return e.ctx.Err()
 	default:
 	}
-	if !send(e.done, e.out, f) {
-		return e.ctx.Err()
+	e.last = t
+	if !sendNow(e.out, f) {
+		if !sendWait(e.done, e.out, f) {
+			return e.ctx.Err()
+		}
+		e.last = now()
+		e.m.waitOut.Add(int64(e.last - t))
 	}
-	e.last = time.Now()
-	e.m.waitOut.Add(int64(e.last.Sub(now)))
 	e.m.framesOut.Add(1)
 	e.m.markOnce(&e.m.firstOut, e.last)
 	return nil

@@ -56,25 +56,34 @@ func MapFrame[In, Out any](name string, fn func(context.Context, Frame[In]) (Fra
 
 func mapLoop[In, Out any](ctx context.Context, in <-chan Frame[In], out chan<- Frame[Out], m *Metrics, fn func(context.Context, Frame[In]) (Frame[Out], error)) error {
 	done := ctx.Done()
-	waitFrom := time.Now()
+	last := now() // latest clock reading; fast paths reuse it
 	for {
 		f, st := recv(done, in, m)
-		if st != gotFrame {
+		if st >= inputClosed {
 			return ctx.Err()
 		}
-		began := time.Now()
-		m.received(waitFrom, began)
+		began, waited := last, time.Duration(0)
+		if st == gotBlocked {
+			began = now()
+			waited = (began - last)
+		}
+		m.took(began, waited)
 		y, err := fn(ctx, f)
-		worked := time.Now()
-		m.addBusy(worked.Sub(began))
+		worked := now()
+		m.addBusy((worked - began))
 		if err != nil {
 			return err
 		}
-		if !send(done, out, y) {
-			return ctx.Err()
+		last = worked
+		var blocked time.Duration
+		if !sendNow(out, y) {
+			if !sendWait(done, out, y) {
+				return ctx.Err()
+			}
+			last = now()
+			blocked = (last - worked)
 		}
-		waitFrom = time.Now()
-		m.sent(began, worked, waitFrom)
+		m.gave(began, last, blocked)
 	}
 }
 
@@ -119,7 +128,7 @@ func Process[In, Out any](name string, p Processor[In, Out]) *Stage[In, Out] {
 	return &Stage[In, Out]{name: name, kind: KindFlatMap, run: func(ctx context.Context, in <-chan Frame[In], out chan<- Frame[Out], m *Metrics) error {
 		e := &emitter[Out]{ctx: ctx, done: ctx.Done(), out: out, m: m}
 		emit := Emit[Out](e.emit) // one allocation per run, none per frame
-		waitFrom := time.Now()
+		last := now()
 		for {
 			f, st := recv(e.done, in, m)
 			if st == cancelled {
@@ -133,17 +142,21 @@ func Process[In, Out any](name string, p Processor[In, Out]) *Stage[In, Out] {
 				if !ok {
 					return nil
 				}
-				e.start(time.Now())
+				e.start(now())
 				err := fl.Flush(ctx, emit)
-				m.addBusy(time.Since(e.began) - e.blocked)
+				m.addBusy((now() - e.began) - e.blocked)
 				return err
 			}
-			now := time.Now()
-			m.received(waitFrom, now)
-			e.start(now)
+			began, waited := last, time.Duration(0)
+			if st == gotBlocked {
+				began = now()
+				waited = (began - last)
+			}
+			m.took(began, waited)
+			e.start(began)
 			err := p.Process(ctx, f, emit)
-			waitFrom = time.Now()
-			m.addBusy(waitFrom.Sub(now) - e.blocked)
+			last = now()
+			m.addBusy((last - began) - e.blocked)
 			if err != nil {
 				return err
 			}
@@ -157,19 +170,23 @@ type emitter[Out any] struct {
 	done    <-chan struct{}
 	out     chan<- Frame[Out]
 	m       *Metrics
-	began   time.Time     // arrival of the input being processed
+	began   tick          // arrival of the input being processed
 	blocked time.Duration // time blocked sending during this input
 }
 
-func (e *emitter[Out]) start(t time.Time) { e.began, e.blocked = t, 0 }
+func (e *emitter[Out]) start(t tick) { e.began, e.blocked = t, 0 }
 
 func (e *emitter[Out]) emit(f Frame[Out]) error {
-	t0 := time.Now()
-	if !send(e.done, e.out, f) {
+	if sendNow(e.out, f) {
+		e.m.gave(e.began, now(), 0)
+		return nil
+	}
+	t0 := now()
+	if !sendWait(e.done, e.out, f) {
 		return e.ctx.Err()
 	}
-	t1 := time.Now()
-	e.blocked += t1.Sub(t0)
-	e.m.sent(e.began, t0, t1)
+	t1 := now()
+	e.blocked += (t1 - t0)
+	e.m.gave(e.began, t1, (t1 - t0))
 	return nil
 }
