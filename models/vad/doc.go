@@ -1,0 +1,28 @@
+// Package vad is Silero VAD v6: a speech detector that scores 32 ms chunks
+// of 16 kHz audio (16 ms at 8 kHz), and the post-processing that turns those
+// scores into speech segments.
+//
+// The network is written by hand on package graph and mirrors the ONNX
+// export node for node (see model.go): reflect padding and an STFT done as a
+// strided convolution with a fixed basis, the magnitude spectrum, four
+// re-parameterised convolutions with ReLU, one LSTM cell step whose h and c
+// persist across chunks, and a 1×1 convolution, sigmoid and mean that give
+// one speech probability per chunk. Weights come from the converted
+// silero-vad-v6 artifact (package weights); both sample-rate branches of the
+// export are supported.
+//
+// The pieces:
+//
+//   - [Model] holds the weights and the engine. It is safe for concurrent
+//     use and is shared by every stream.
+//   - [Detector] scores one stream: [Detector.Prob] takes the next chunk of
+//     [Detector.ChunkSize] samples, carries the 64-sample context (32 at
+//     8 kHz) and the LSTM state to the next call, and allocates nothing in
+//     steady state. It belongs to one goroutine; a service makes one per
+//     connection (cheap: compiled programs are recycled through the model).
+//   - [Segmenter] is Silero's get_speech_timestamps post-processing in
+//     streaming form (probabilities in, segments out as soon as they are
+//     final); [Segments] is the same over a whole array.
+//   - [Speech] / [NewStage] wire detector and segmenter as a pipeline stage:
+//     PCM frames in, speech segments with their audio out.
+package vad

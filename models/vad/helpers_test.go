@@ -1,0 +1,110 @@
+package vad_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/models/vad"
+	"github.com/tensorforge/forge/weights"
+	"github.com/tensorforge/forge/weights/safetensors"
+)
+
+var (
+	modelOnce sync.Once
+	model     *vad.Model
+	modelErr  error
+)
+
+// testModel opens silero-vad-v6 from the model cache without fetching. It
+// skips, saying what to run, when the artifact is absent, and fails when it
+// is there but does not load.
+func testModel(t testing.TB) *vad.Model {
+	t.Helper()
+	modelOnce.Do(func() {
+		c, err := weights.NewCache()
+		if err != nil {
+			modelErr = err
+			return
+		}
+		c.Progress = nil
+		a, err := c.Open(weights.SileroVADv6)
+		if err != nil {
+			modelErr = err
+			return
+		}
+		model, modelErr = vad.New(graph.NewEngine(cpu.New()), a)
+	})
+	if errors.Is(modelErr, weights.ErrNotReady) {
+		t.Skipf("SKIPPED: silero-vad-v6 is not in the model cache: %v — run `go run ./cmd/models fetch silero-vad-v6` (or `make models`)", modelErr)
+	}
+	if modelErr != nil {
+		t.Fatalf("loading silero-vad-v6: %v", modelErr)
+	}
+	return model
+}
+
+// sharedDir returns ../shared relative to the repository root (the folder
+// holding go.mod), skipping loudly when it is absent.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	shared := filepath.Join(dir, "..", "shared")
+	if _, err := os.Stat(filepath.Join(shared, "golden", "vad")); err != nil {
+		t.Skipf("SKIPPED: golden files not found at %s (the shared folder beside the repository): %v", shared, err)
+	}
+	return shared
+}
+
+// goldenProbs reads `probs` from ../shared/golden/vad/<name>.safetensors.
+func goldenProbs(t testing.TB, name string) []float32 {
+	t.Helper()
+	f, err := safetensors.Open(filepath.Join(sharedDir(t), "golden", "vad", name+".safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tn, ok := f.Tensor("probs")
+	if !ok {
+		t.Fatalf("%s.safetensors has no probs", name)
+	}
+	p, err := tn.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), p...)
+}
+
+// goldenAudio reads ../shared/golden/audio/<name>.wav as 16 kHz mono.
+func goldenAudio(t testing.TB, name string) []float32 {
+	t.Helper()
+	c, err := audio.ReadWAVFile(filepath.Join(sharedDir(t), "golden", "audio", name+".wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SampleRate != 16000 {
+		t.Fatalf("%s.wav is %d Hz", name, c.SampleRate)
+	}
+	return c.Samples
+}
+
+func ctx() context.Context { return context.Background() }
