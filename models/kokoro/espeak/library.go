@@ -1,0 +1,210 @@
+//go:build linux || darwin || freebsd || netbsd
+
+package espeak
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Constants from espeak-ng's speak_lib.h and espeak_ng.h.
+const (
+	statusOK              = 0      // ENS_OK
+	outputModeSynchronous = 0x0001 // ENOUTPUT_MODE_SYNCHRONOUS: no audio device
+	posCharacter          = 1      // POS_CHARACTER
+	traceIPA              = 0x02   // phoneme trace as IPA, no tie, no separator
+)
+
+// library holds the libespeak-ng and libc entry points the engine calls.
+type library struct {
+	initializePath    func(path *byte)
+	initialize        func(context *uintptr) uint32
+	initializeOutput  func(mode int32, bufferLength int32, device *byte) uint32
+	clearErrorContext func(context *uintptr)
+	statusCodeMessage func(status uint32, buf *byte, length uintptr)
+	setVoice          func(name string) uint32
+	info              func(pathData **byte) *byte
+	synth             func(text *byte, size uintptr, position uint32, positionType int32, endPosition uint32, flags uint32, uniqueID *uint32, userData uintptr) uint32
+	setSynthCallback  func(cb uintptr)
+	setPhonemeTrace   func(mode int32, stream uintptr)
+
+	// libc, for the in-memory stream espeak-ng writes its phoneme trace to.
+	openMemstream func(bufp **byte, sizep *uintptr) uintptr
+	fclose        func(stream uintptr) int32
+	malloc        func(size uintptr) *memCell
+	free          func(p *byte)
+	cell          *memCell // C memory that open_memstream reports its buffer in
+}
+
+// memCell is the C-side pair (char *buf; size_t size) open_memstream fills.
+// It lives in C memory because the C library keeps writing to it between
+// calls, which Go memory must not be exposed to.
+type memCell struct {
+	buf  *byte
+	size uintptr
+}
+
+// load opens the first loadable file among candidates, binds its symbols
+// and initialises espeak-ng with its default data directory.
+func load(candidates []string) (*Engine, error) {
+	handle, path, err := dlopenFirst(candidates)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLibraryNotFound, err)
+	}
+	libc, libcPath, err := dlopenFirst(libcCandidates())
+	if err != nil {
+		return nil, fmt.Errorf("espeak: C library: %w", err)
+	}
+	lib := &library{}
+	if err := bind(handle, path, []symbol{
+		{"espeak_ng_InitializePath", &lib.initializePath},
+		{"espeak_ng_Initialize", &lib.initialize},
+		{"espeak_ng_InitializeOutput", &lib.initializeOutput},
+		{"espeak_ng_ClearErrorContext", &lib.clearErrorContext},
+		{"espeak_ng_GetStatusCodeMessage", &lib.statusCodeMessage},
+		{"espeak_ng_SetVoiceByName", &lib.setVoice},
+		{"espeak_Info", &lib.info},
+		{"espeak_ng_Synthesize", &lib.synth},
+		{"espeak_SetSynthCallback", &lib.setSynthCallback},
+		{"espeak_SetPhonemeTrace", &lib.setPhonemeTrace},
+	}); err != nil {
+		return nil, fmt.Errorf("%w (espeak-ng 1.49 or newer is needed)", err)
+	}
+	if err := bind(libc, libcPath, []symbol{
+		{"open_memstream", &lib.openMemstream},
+		{"fclose", &lib.fclose},
+		{"malloc", &lib.malloc},
+		{"free", &lib.free},
+	}); err != nil {
+		return nil, err
+	}
+	lib.cell = lib.malloc(unsafe.Sizeof(memCell{}))
+	if lib.cell == nil {
+		return nil, fmt.Errorf("%w: out of C memory", ErrInit)
+	}
+
+	lib.initializePath(nil) // ESPEAK_DATA_PATH, else the compiled-in directory
+	var errCtx uintptr
+	if status := lib.initialize(&errCtx); status != statusOK {
+		lib.clearErrorContext(&errCtx)
+		return nil, fmt.Errorf("%w: %s (data directory %q; install the data with: %s)",
+			ErrInit, lib.statusMessage(status), dataPathHint(lib), InstallHint)
+	}
+	if status := lib.initializeOutput(outputModeSynchronous, 0, nil); status != statusOK {
+		return nil, fmt.Errorf("%w: output setup: %s", ErrInit, lib.statusMessage(status))
+	}
+	lib.setSynthCallback(0) // synthesis runs only for its phoneme trace
+	var dataPtr *byte
+	version := goString(lib.info(&dataPtr))
+	return &Engine{lib: lib, path: path, version: version, data: goString(dataPtr)}, nil
+}
+
+// symbol pairs a C symbol name with the Go function variable bound to it.
+type symbol struct {
+	name string
+	fn   any
+}
+
+// dlopenFirst opens the first loadable file among candidates.
+func dlopenFirst(candidates []string) (uintptr, string, error) {
+	var tried []error
+	for _, c := range candidates {
+		h, err := purego.Dlopen(c, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err == nil {
+			return h, c, nil
+		}
+		tried = append(tried, err)
+	}
+	return 0, "", fmt.Errorf("tried %s: %w", strings.Join(candidates, ", "), errors.Join(tried...))
+}
+
+// bind resolves each symbol in the library handle and binds it.
+func bind(handle uintptr, path string, syms []symbol) error {
+	for _, s := range syms {
+		addr, err := purego.Dlsym(handle, s.name)
+		if err != nil {
+			return fmt.Errorf("espeak: %s has no %s: %w", path, s.name, err)
+		}
+		purego.RegisterFunc(s.fn, addr)
+	}
+	return nil
+}
+
+// dataPathHint names the data directory espeak-ng looks in, for errors.
+func dataPathHint(lib *library) string {
+	if p := os.Getenv("ESPEAK_DATA_PATH"); p != "" {
+		return p
+	}
+	var dataPtr *byte
+	lib.info(&dataPtr)
+	return goString(dataPtr)
+}
+
+// setVoiceByName selects an espeak-ng voice and returns its status code.
+func (l *library) setVoiceByName(name string) uint32 { return l.setVoice(name) }
+
+// statusMessage renders an espeak_ng_STATUS as espeak-ng's own text.
+func (l *library) statusMessage(status uint32) string {
+	buf := make([]byte, 512)
+	l.statusCodeMessage(status, &buf[0], uintptr(len(buf)))
+	n := 0
+	for n < len(buf) && buf[n] != 0 {
+		n++
+	}
+	return fmt.Sprintf("%s (status 0x%08x)", buf[:n], status)
+}
+
+// phonemes synthesises text with the phoneme trace switched on, writing
+// to an in-memory stream, and returns the trace's non-empty lines (one per
+// clause). This is exactly how the phonemizer npm package obtains IPA, and
+// unlike espeak_TextToPhonemes it runs espeak-ng's intonation pass, which
+// promotes the strongest syllable of a clause without primary stress (a
+// lone "and", "any", "for") to primary stress.
+func (l *library) phonemes(text string) ([]string, error) {
+	buf := make([]byte, len(text)+1) // NUL-terminated copy the library reads
+	copy(buf, text)
+	*l.cell = memCell{}
+	stream := l.openMemstream(&l.cell.buf, &l.cell.size)
+	if stream == 0 {
+		return nil, fmt.Errorf("espeak: open_memstream failed")
+	}
+	l.setPhonemeTrace(traceIPA, stream)
+	status := l.synth(&buf[0], uintptr(len(buf)), 0, posCharacter, 0, 0, nil, 0)
+	runtime.KeepAlive(buf)
+	l.setPhonemeTrace(0, 0)
+	l.fclose(stream) // flushes: cell now holds the whole trace
+	trace := ""
+	if l.cell.buf != nil {
+		trace = string(unsafe.Slice(l.cell.buf, l.cell.size))
+		l.free(l.cell.buf)
+	}
+	*l.cell = memCell{}
+	if status != statusOK {
+		return nil, fmt.Errorf("espeak: synthesis: %s", l.statusMessage(status))
+	}
+	var out []string
+	for line := range strings.SplitSeq(trace, "\n") {
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out, nil
+}
+
+// goString copies a NUL-terminated C string into Go memory.
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}
