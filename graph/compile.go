@@ -85,6 +85,8 @@ type compiler struct {
 	g     *Graph
 	order []uint32       // ancestors of the outputs, ascending (topological)
 	pos   map[uint32]int // node id → index in order
+	orig  []uint32       // order before folding dropped nodes: plan I/O positions index it
+	pos0  map[uint32]int // node id → index in orig
 	outs  []uint32
 	fold  bool
 
@@ -149,7 +151,7 @@ func newCompiler(e *Engine, g *Graph, outs []uint32, fold bool) *compiler {
 	for i, id := range order {
 		pos[id] = i
 	}
-	return &compiler{e: e, g: g, order: order, pos: pos, outs: outs, fold: fold}
+	return &compiler{e: e, g: g, order: order, pos: pos, orig: order, pos0: pos, outs: outs, fold: fold}
 }
 
 // build compiles the subgraph; with fold set, weight-only subgraphs are
@@ -221,7 +223,7 @@ func (c *compiler) build() (*plan, error) {
 		if n.op == opAssign {
 			continue
 		}
-		c.p.outputs = append(c.p.outputs, planIO{pos: i, dtype: n.dtype, shape: n.shape, bytes: n.shape.Len() * n.dtype.Size()})
+		c.p.outputs = append(c.p.outputs, planIO{pos: c.pos0[o], dtype: n.dtype, shape: n.shape, bytes: n.shape.Len() * n.dtype.Size()})
 		if _, dup := c.outSlot[i]; !dup {
 			c.outSlot[i] = len(c.p.outputs) - 1
 		}
@@ -229,7 +231,7 @@ func (c *compiler) build() (*plan, error) {
 	for i, id := range c.order {
 		n := &g.nodes[id]
 		if n.op == opInput {
-			c.p.inputs = append(c.p.inputs, planIO{pos: i, dtype: n.dtype, shape: n.shape, bytes: n.shape.Len() * n.dtype.Size()})
+			c.p.inputs = append(c.p.inputs, planIO{pos: c.pos0[id], dtype: n.dtype, shape: n.shape, bytes: n.shape.Len() * n.dtype.Size()})
 			c.setLoc(i, loc{kind: inInput, idx: len(c.p.inputs) - 1, strides: contiguousStrides(n.shape)})
 		}
 	}
@@ -278,8 +280,9 @@ func (c *compiler) build() (*plan, error) {
 			continue
 		}
 		dst := operand{kind: inOutput, idx: k, v: kernels.View{DType: o.dtype, Shape: o.shape, Strides: contiguousStrides(o.shape)}}
-		c.steps = append(c.steps, copyStep(c.operand(o.pos), dst, "output copy"))
-		c.touch(o.pos)
+		i := c.pos[c.orig[o.pos]]
+		c.steps = append(c.steps, copyStep(c.operand(i), dst, "output copy"))
+		c.touch(i)
 	}
 	// State assignments run last; temps they read live until then.
 	end := len(c.steps) + len(c.assigns)

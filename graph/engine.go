@@ -155,7 +155,7 @@ func (e *Engine) Compile(ctx context.Context, outs ...Tensor) (*Program, error) 
 		}
 		e.mu.Unlock()
 	}
-	return e.newProgram(p, g, c.order)
+	return e.newProgram(p, g, c.orig)
 }
 
 func (e *Engine) newProgram(p *plan, g *Graph, order []uint32) (*Program, error) {

@@ -78,7 +78,7 @@ func (c *compiler) foldConstants() error {
 		if err != nil {
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
-		prog, err := c.e.newProgram(p, g, sc.order)
+		prog, err := c.e.newProgram(p, g, sc.orig)
 		if err != nil {
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}

@@ -20,6 +20,17 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// fusedRun is one launch of a fused expression, split into work units of
+// one tile of one output row each.
+type fusedRun struct {
+	e           *kernels.Expr
+	out         kernels.View
+	ins         []kernels.View
+	bufs        []kernels.Buffer
+	inner       int
+	tilesPerRow int
+}
+
 // fused evaluates a kernels.Expr over every element of the output view.
 func (b *Backend) fused(s *kernels.Step, bufs []kernels.Buffer) error {
 	out := s.Out[0]
@@ -27,48 +38,57 @@ func (b *Backend) fused(s *kernels.Step, bufs []kernels.Buffer) error {
 	if n == 0 {
 		return nil
 	}
-	rank := len(out.Shape)
-	inner := out.Shape[rank-1]
-	tilesPerRow := (inner + tile - 1) / tile
-	units := n / inner * tilesPerRow
-	views := make([]kernels.View, 0, 8)
-	views = append(views, out)
-	views = append(views, s.In...)
-	e := s.Expr
-	b.parallelFor(units, max(1, 16384/tile), func(lo, hi int) {
-		sc := scratchPool.Get().(*scratch)
-		defer scratchPool.Put(sc)
-		if cap(sc.offs) < len(views) {
-			sc.offs = make([]int, len(views))
-		}
-		offs := sc.offs[:len(views)]
-		if e.Wide {
-			if cap(sc.r64) < e.NumRegs*tile {
-				sc.r64 = make([]float64, e.NumRegs*tile)
-			}
-		} else if cap(sc.r32) < e.NumRegs*tile {
-			sc.r32 = make([]float32, e.NumRegs*tile)
-		}
-		for u := lo; u < hi; u++ {
-			row, t0 := u/tilesPerRow, (u%tilesPerRow)*tile
-			cnt := min(tile, inner-t0)
-			for k, v := range views {
-				off := v.Offset + t0*v.Strides[rank-1]
-				r := row
-				for d := rank - 2; d >= 0; d-- {
-					off += (r % v.Shape[d]) * v.Strides[d]
-					r /= v.Shape[d]
-				}
-				offs[k] = off
-			}
-			if e.Wide {
-				evalWide(e, views, offs, bufs, sc.r64, cnt)
-			} else {
-				eval32(e, views, offs, bufs, sc.r32, cnt)
-			}
-		}
-	})
+	inner := out.Shape[len(out.Shape)-1]
+	r := fusedRun{e: s.Expr, out: out, ins: s.In, bufs: bufs, inner: inner, tilesPerRow: (inner + tile - 1) / tile}
+	units := n / inner * r.tilesPerRow
+	const grain = 16384 / tile
+	if !b.split(units, grain) {
+		r.run(0, units)
+		return nil
+	}
+	shared := r // only the parallel path moves the run to the heap
+	b.parallelFor(units, grain, func(lo, hi int) { shared.run(lo, hi) })
 	return nil
+}
+
+// run evaluates work units [lo, hi).
+func (r fusedRun) run(lo, hi int) {
+	var vbuf [16]kernels.View
+	views := append(vbuf[:0], r.out)
+	views = append(views, r.ins...)
+	e := r.e
+	rank := len(r.out.Shape)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if cap(sc.offs) < len(views) {
+		sc.offs = make([]int, len(views))
+	}
+	offs := sc.offs[:len(views)]
+	if e.Wide {
+		if cap(sc.r64) < e.NumRegs*tile {
+			sc.r64 = make([]float64, e.NumRegs*tile)
+		}
+	} else if cap(sc.r32) < e.NumRegs*tile {
+		sc.r32 = make([]float32, e.NumRegs*tile)
+	}
+	for u := lo; u < hi; u++ {
+		row, t0 := u/r.tilesPerRow, (u%r.tilesPerRow)*tile
+		cnt := min(tile, r.inner-t0)
+		for k, v := range views {
+			off := v.Offset + t0*v.Strides[rank-1]
+			rr := row
+			for d := rank - 2; d >= 0; d-- {
+				off += (rr % v.Shape[d]) * v.Strides[d]
+				rr /= v.Shape[d]
+			}
+			offs[k] = off
+		}
+		if e.Wide {
+			evalWide(e, views, offs, r.bufs, sc.r64, cnt)
+		} else {
+			eval32(e, views, offs, r.bufs, sc.r32, cnt)
+		}
+	}
 }
 
 // eval32 runs the expression in float32 registers over cnt elements.

@@ -20,12 +20,23 @@ func (b *Backend) softmax(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	x, y := f32s(bufs, in)[in.Offset:], f32s(bufs, out)[out.Offset:]
 	rows := outerN * inner
-	b.parallelFor(rows, max(1, 16384/n), func(lo, hi int) {
+	grain := max(1, 16384/n)
+	if !b.split(rows, grain) {
+		softmaxRows(x, y, n, inner, attr.Log, 0, rows)
+		return nil
+	}
+	b.parallelFor(rows, grain, func(lo, hi int) { softmaxRows(x, y, n, inner, attr.Log, lo, hi) })
+	return nil
+}
+
+// softmaxRows normalises rows [lo, hi) of n elements spaced inner apart.
+func softmaxRows(x, y []float32, n, inner int, log bool, lo, hi int) {
+	{
 		for r := lo; r < hi; r++ {
 			o, i := r/inner, r%inner
 			base := o*n*inner + i
 			if inner == 1 {
-				softmaxRow(x[base:base+n], y[base:base+n], attr.Log)
+				softmaxRow(x[base:base+n], y[base:base+n], log)
 				continue
 			}
 			mx := float32(math.Inf(-1))
@@ -35,12 +46,12 @@ func (b *Backend) softmax(s *kernels.Step, bufs []kernels.Buffer) error {
 			var sum float64
 			for j := 0; j < n; j++ {
 				e := exp32(x[base+j*inner] - mx)
-				if !attr.Log {
+				if !log {
 					y[base+j*inner] = e
 				}
 				sum += float64(e)
 			}
-			if attr.Log {
+			if log {
 				ls := float32(math.Log(sum))
 				for j := 0; j < n; j++ {
 					y[base+j*inner] = x[base+j*inner] - mx - ls
@@ -52,8 +63,7 @@ func (b *Backend) softmax(s *kernels.Step, bufs []kernels.Buffer) error {
 				}
 			}
 		}
-	})
-	return nil
+	}
 }
 
 // softmaxRow normalises one contiguous row. A row that contains NaN yields
@@ -128,14 +138,22 @@ func (b *Backend) layerNorm(s *kernels.Step, bufs []kernels.Buffer) error {
 	if len(s.In) > 2 {
 		bias = f32s(bufs, s.In[2])[s.In[2].Offset:]
 	}
-	b.parallelFor(rows, max(1, 16384/n), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
-			mean, rstd := meanRstd(xr, attr.Eps)
-			normalize(xr, yr, mean, rstd, w, bias)
-		}
-	})
+	eps := attr.Eps
+	if grain := max(1, 16384/n); b.split(rows, grain) {
+		b.parallelFor(rows, grain, func(lo, hi int) { layerNormRows(x, y, w, bias, n, eps, lo, hi) })
+	} else {
+		layerNormRows(x, y, w, bias, n, eps, 0, rows)
+	}
 	return nil
+}
+
+// layerNormRows normalises rows [lo, hi) of n elements.
+func layerNormRows(x, y, w, bias []float32, n int, eps float32, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+		mean, rstd := meanRstd(xr, eps)
+		normalize(xr, yr, mean, rstd, w, bias)
+	}
 }
 
 // meanRstd returns the mean and 1/sqrt(var+eps) of x (population variance).
@@ -197,11 +215,23 @@ func (b *Backend) groupNorm(s *kernels.Step, bufs []kernels.Buffer) error {
 	if len(s.In) > 2 {
 		bias = f32s(bufs, s.In[2])[s.In[2].Offset:]
 	}
-	b.parallelFor(N*G, max(1, 16384/(cg*L)), func(lo, hi int) {
+	eps := attr.Eps
+	if grain := max(1, 16384/(cg*L)); b.split(N*G, grain) {
+		b.parallelFor(N*G, grain, func(lo, hi int) { groupNormRows(x, y, w, bias, C, L, G, eps, lo, hi) })
+	} else {
+		groupNormRows(x, y, w, bias, C, L, G, eps, 0, N*G)
+	}
+	return nil
+}
+
+// groupNormRows normalises (batch, group) pairs [lo, hi).
+func groupNormRows(x, y, w, bias []float32, C, L, G int, eps float32, lo, hi int) {
+	cg := C / G
+	{
 		for r := lo; r < hi; r++ {
 			n, g := r/G, r%G
 			base := (n*C + g*cg) * L
-			mean, rstd := meanRstd(x[base:base+cg*L], attr.Eps)
+			mean, rstd := meanRstd(x[base:base+cg*L], eps)
 			for c := g * cg; c < (g+1)*cg; c++ {
 				off := (n*C + c) * L
 				xr, yr := x[off:off+L], y[off:off+L]
@@ -217,6 +247,5 @@ func (b *Backend) groupNorm(s *kernels.Step, bufs []kernels.Buffer) error {
 				}
 			}
 		}
-	})
-	return nil
+	}
 }

@@ -2,17 +2,21 @@ package cpu
 
 import "sync"
 
+// Kernels call split first and run their loop body directly when it says
+// no: a closure handed to goroutines must live on the heap, and the small
+// kernels of a streaming model (a VAD chunk, a decoder step) must not
+// allocate. Only work worth spreading pays for a closure.
+
+// split reports whether n items of at least grain each are worth running on
+// several goroutines.
+func (b *Backend) split(n, grain int) bool {
+	return b.threads > 1 && n >= 2*max(grain, 1)
+}
+
 // parallelFor runs body over [0, n) split into at most b.threads contiguous
-// ranges, each at least grain items long; small work stays on the calling
-// goroutine.
+// ranges, each at least grain items long.
 func (b *Backend) parallelFor(n, grain int, body func(lo, hi int)) {
-	workers := b.threads
-	if grain < 1 {
-		grain = 1
-	}
-	if w := n / grain; w < workers {
-		workers = w
-	}
+	workers := min(b.threads, n/max(grain, 1))
 	if workers <= 1 {
 		if n > 0 {
 			body(0, n)
