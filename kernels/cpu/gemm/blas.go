@@ -1,4 +1,9 @@
-//go:build (linux || darwin) && (amd64 || arm64)
+//go:build darwin || (linux && amd64) || (linux && arm64 && cgo)
+
+// On linux/arm64 the BLAS path needs cgo: without it purego still makes the
+// binary dynamically linked, and cross-compiled tests could then not run
+// under qemu-aarch64 without an arm64 sysroot. A native arm64 build with a C
+// toolchain (cgo's default) gets the BLAS path; a cgo-less one runs NEON.
 
 package gemm
 
@@ -151,6 +156,14 @@ func (l *blasLib) sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 		uintptr(unsafe.Pointer(first(c))), uintptr(unsafe.Pointer(&p.ldc)),
 		1, 1)
 	l.args.Put(p)
+}
+
+func (l *blasLib) sgemmStrided(transA, transB bool, m, n, k int, alpha float32,
+	a []float32, lda, strideA int, b []float32, ldb, strideB int,
+	beta float32, c []float32, ldc, strideC int, batch int) {
+	for i := 0; i < batch; i++ {
+		l.sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+	}
 }
 
 // first returns &x[0], or nil for an empty slice (which BLAS does not

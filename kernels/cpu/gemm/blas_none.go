@@ -1,4 +1,4 @@
-//go:build !((linux || darwin) && (amd64 || arm64))
+//go:build !(darwin || (linux && amd64) || (linux && arm64 && cgo))
 
 package gemm
 
@@ -11,6 +11,12 @@ import (
 type blasLib struct{ kind, lib string }
 
 func (l *blasLib) sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	panic("gemm: no BLAS on this platform")
+}
+
+func (l *blasLib) sgemmStrided(transA, transB bool, m, n, k int, alpha float32,
+	a []float32, lda, strideA int, b []float32, ldb, strideB int,
+	beta float32, c []float32, ldc, strideC int, batch int) {
 	panic("gemm: no BLAS on this platform")
 }
 

@@ -172,15 +172,12 @@ func (e *Engine) SGEMMStrided(transA, transB bool, m, n, k int, alpha float32,
 			panic(fmt.Sprintf("gemm: SGEMMStrided: len(%s) = %d < %d for %d batches of stride %d", s.name, len(s.x), need, batch, s.stride))
 		}
 	}
-	// Each product is checked in full before anything runs, so a bad batch
-	// never leaves C half-written.
-	for i := 0; i < batch; i++ {
-		checkSGEMM(transA, transB, m, n, k, a[i*strideA:], lda, b[i*strideB:], ldb, c[i*strideC:], ldc)
-	}
+	// The last product has the shortest slices: checking it before anything
+	// runs means a bad batch never leaves C half-written.
+	last := batch - 1
+	checkSGEMM(transA, transB, m, n, k, a[last*strideA:], lda, b[last*strideB:], ldb, c[last*strideC:], ldc)
 	if e.blas != nil {
-		for i := 0; i < batch; i++ {
-			e.blas.sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
-		}
+		e.blas.sgemmStrided(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)
 		return
 	}
 	e.goStrided(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)

@@ -1,0 +1,12 @@
+package gemm
+
+import "github.com/tensorforge/forge/kernels/neon"
+
+// neonKernel runs the NEON 8×12 microkernel. Advanced SIMD is part of every
+// arm64 CPU, so it needs no feature check. The blocking suits 64–128 KiB L1
+// and ≥ 1 MiB L2 (Apple M-series, Neoverse).
+var neonKernel = &sgemmKernel{name: "go-neon", mr: 8, nr: 12, kc: 256, mc: 960, nc: 480, fn: neon.SGEMMKernel8x12}
+
+func sgemmKernels() []*sgemmKernel { return []*sgemmKernel{neonKernel, genericKernel} }
+
+func igemmKernels() []*igemmKernel { return []*igemmKernel{genericIKernel} }
