@@ -158,54 +158,86 @@ func (p *Plan) run(dst, src []complex64) {
 	}
 }
 
-// pass runs one Stockham stage: for every block offset q < s and butterfly
-// p < m it reads radix inputs m·s apart, does a radix-point DFT, multiplies
-// by twiddles and writes the outputs s apart.
+// pass runs one Stockham stage: for every block offset j < s and butterfly
+// q < m it reads radix inputs m·s apart, does a radix-point DFT, multiplies
+// by twiddles and writes the outputs s apart. Arithmetic is spelled out in
+// float32: Go widens complex64 products to float64, which costs twice.
 func (p *Plan) pass(st *stage, y, x []complex64) {
 	m, s := st.m, st.s
 	ms := m * s
+	if s == 1 && st.radix == 4 {
+		// First pass: one butterfly per block, so skip the inner loop's
+		// slicing.
+		x0, x1, x2, x3 := x[:m], x[m:2*m], x[2*m:3*m], x[3*m:4*m]
+		y = y[:4*m]
+		tw := st.tw[:3*m]
+		for q := range x0 {
+			a0, a1, a2, a3 := x0[q], x1[q], x2[q], x3[q]
+			t0r, t0i := real(a0)+real(a2), imag(a0)+imag(a2)
+			t1r, t1i := real(a0)-real(a2), imag(a0)-imag(a2)
+			t2r, t2i := real(a1)+real(a3), imag(a1)+imag(a3)
+			t3r, t3i := imag(a1)-imag(a3), real(a3)-real(a1)
+			y[4*q] = complex(t0r+t2r, t0i+t2i)
+			y[4*q+1] = mul(complex(t1r+t3r, t1i+t3i), tw[3*q])
+			y[4*q+2] = mul(complex(t0r-t2r, t0i-t2i), tw[3*q+1])
+			y[4*q+3] = mul(complex(t1r-t3r, t1i-t3i), tw[3*q+2])
+		}
+		return
+	}
+	if m == 1 && st.radix == 5 {
+		// Last pass of a length with a factor 5: all twiddles are 1.
+		last5(y[:5*s], x[:5*s], s)
+		return
+	}
 	switch st.radix {
 	case 2:
 		for q := range m {
 			w := st.tw[q]
-			for j := range s {
-				a0, a1 := x[j+s*q], x[j+s*q+ms]
-				y[j+s*2*q] = a0 + a1
-				y[j+s*(2*q+1)] = (a0 - a1) * w
+			xa, xb := x[s*q:s*q+s], x[s*q+ms:s*q+ms+s]
+			y0, y1 := y[2*s*q:2*s*q+s], y[2*s*q+s:2*s*q+2*s]
+			for j := range xa {
+				a0, a1 := xa[j], xb[j]
+				y0[j] = a0 + a1
+				y1[j] = mul(a0-a1, w)
 			}
 		}
 	case 3:
 		const sin60 = 0.86602540378443864676
 		for q := range m {
 			w1, w2 := st.tw[2*q], st.tw[2*q+1]
-			for j := range s {
-				i := j + s*q
-				a0, a1, a2 := x[i], x[i+ms], x[i+2*ms]
-				t1 := a1 + a2
-				t2 := a0 - t1*0.5
-				d := a1 - a2
-				t3 := complex(imag(d)*sin60, -real(d)*sin60) // -i·sin60·d
-				o := j + s*3*q
-				y[o] = a0 + t1
-				y[o+s] = (t2 + t3) * w1
-				y[o+2*s] = (t2 - t3) * w2
+			i0 := s * q
+			x0, x1, x2 := x[i0:i0+s], x[i0+ms:i0+ms+s], x[i0+2*ms:i0+2*ms+s]
+			o := 3 * s * q
+			y0, y1, y2 := y[o:o+s], y[o+s:o+2*s], y[o+2*s:o+3*s]
+			for j := range x0 {
+				a0, a1, a2 := x0[j], x1[j], x2[j]
+				t1r, t1i := real(a1)+real(a2), imag(a1)+imag(a2)
+				t2r, t2i := real(a0)-0.5*t1r, imag(a0)-0.5*t1i
+				// t3 = -i·sin60·(a1 − a2)
+				t3r, t3i := sin60*(imag(a1)-imag(a2)), -sin60*(real(a1)-real(a2))
+				y0[j] = complex(real(a0)+t1r, imag(a0)+t1i)
+				y1[j] = mul(complex(t2r+t3r, t2i+t3i), w1)
+				y2[j] = mul(complex(t2r-t3r, t2i-t3i), w2)
 			}
 		}
 	case 4:
 		for q := range m {
 			w1, w2, w3 := st.tw[3*q], st.tw[3*q+1], st.tw[3*q+2]
-			for j := range s {
-				i := j + s*q
-				a0, a1, a2, a3 := x[i], x[i+ms], x[i+2*ms], x[i+3*ms]
-				t0, t1 := a0+a2, a0-a2
-				t2 := a1 + a3
-				d := a1 - a3
-				t3 := complex(imag(d), -real(d)) // -i·d
-				o := j + s*4*q
-				y[o] = t0 + t2
-				y[o+s] = (t1 + t3) * w1
-				y[o+2*s] = (t0 - t2) * w2
-				y[o+3*s] = (t1 - t3) * w3
+			i0 := s * q
+			x0, x1, x2, x3 := x[i0:i0+s], x[i0+ms:i0+ms+s], x[i0+2*ms:i0+2*ms+s], x[i0+3*ms:i0+3*ms+s]
+			o := 4 * s * q
+			y0, y1, y2, y3 := y[o:o+s], y[o+s:o+2*s], y[o+2*s:o+3*s], y[o+3*s:o+4*s]
+			for j := range x0 {
+				a0, a1, a2, a3 := x0[j], x1[j], x2[j], x3[j]
+				t0r, t0i := real(a0)+real(a2), imag(a0)+imag(a2)
+				t1r, t1i := real(a0)-real(a2), imag(a0)-imag(a2)
+				t2r, t2i := real(a1)+real(a3), imag(a1)+imag(a3)
+				// t3 = -i·(a1 − a3)
+				t3r, t3i := imag(a1)-imag(a3), real(a3)-real(a1)
+				y0[j] = complex(t0r+t2r, t0i+t2i)
+				y1[j] = mul(complex(t1r+t3r, t1i+t3i), w1)
+				y2[j] = mul(complex(t0r-t2r, t0i-t2i), w2)
+				y3[j] = mul(complex(t1r-t3r, t1i-t3i), w3)
 			}
 		}
 	case 5:
@@ -216,25 +248,27 @@ func (p *Plan) pass(st *stage, y, x []complex64) {
 			s2 = 0.58778525229247312917  // sin(4π/5)
 		)
 		for q := range m {
-			tw := st.tw[4*q : 4*q+4]
-			for j := range s {
-				i := j + s*q
-				a0, a1, a2, a3, a4 := x[i], x[i+ms], x[i+2*ms], x[i+3*ms], x[i+4*ms]
-				b1, b2 := a1+a4, a2+a3
-				d1, d2 := a1-a4, a2-a3
-				r1 := a0 + b1*c1 + b2*c2
-				r2 := a0 + b1*c2 + b2*c1
-				i1 := d1*s1 + d2*s2
-				i2 := d1*s2 - d2*s1
-				// -i·z = (im, -re)
-				m1 := complex(imag(i1), -real(i1))
-				m2 := complex(imag(i2), -real(i2))
-				o := j + s*5*q
-				y[o] = a0 + b1 + b2
-				y[o+s] = (r1 + m1) * tw[0]
-				y[o+2*s] = (r2 + m2) * tw[1]
-				y[o+3*s] = (r2 - m2) * tw[2]
-				y[o+4*s] = (r1 - m1) * tw[3]
+			tw := st.tw[4*q : 4*q+4 : 4*q+4]
+			i0 := s * q
+			x0, x1, x2, x3, x4 := x[i0:i0+s], x[i0+ms:i0+ms+s], x[i0+2*ms:i0+2*ms+s], x[i0+3*ms:i0+3*ms+s], x[i0+4*ms:i0+4*ms+s]
+			o := 5 * s * q
+			y0, y1, y2, y3, y4 := y[o:o+s], y[o+s:o+2*s], y[o+2*s:o+3*s], y[o+3*s:o+4*s], y[o+4*s:o+5*s]
+			for j := range x0 {
+				a0, a1, a2, a3, a4 := x0[j], x1[j], x2[j], x3[j], x4[j]
+				b1r, b1i := real(a1)+real(a4), imag(a1)+imag(a4)
+				b2r, b2i := real(a2)+real(a3), imag(a2)+imag(a3)
+				d1r, d1i := real(a1)-real(a4), imag(a1)-imag(a4)
+				d2r, d2i := real(a2)-real(a3), imag(a2)-imag(a3)
+				r1r, r1i := real(a0)+c1*b1r+c2*b2r, imag(a0)+c1*b1i+c2*b2i
+				r2r, r2i := real(a0)+c2*b1r+c1*b2r, imag(a0)+c2*b1i+c1*b2i
+				i1r, i1i := s1*d1r+s2*d2r, s1*d1i+s2*d2i
+				i2r, i2i := s2*d1r-s1*d2r, s2*d1i-s1*d2i
+				// m = -i·i_k = (im, -re)
+				y0[j] = complex(real(a0)+b1r+b2r, imag(a0)+b1i+b2i)
+				y1[j] = mul(complex(r1r+i1i, r1i-i1r), tw[0])
+				y2[j] = mul(complex(r2r+i2i, r2i-i2r), tw[1])
+				y3[j] = mul(complex(r2r-i2i, r2i+i2r), tw[2])
+				y4[j] = mul(complex(r1r-i1i, r1i+i1r), tw[3])
 			}
 		}
 	default:
@@ -249,21 +283,58 @@ func (p *Plan) pass(st *stage, y, x []complex64) {
 				}
 				o := j + s*r*q
 				for u := range r {
-					var acc complex64
+					var accr, acci float32
 					k := 0
 					for t := range r {
-						acc += a[t] * st.roots[k]
+						v := mul(a[t], st.roots[k])
+						accr += real(v)
+						acci += imag(v)
 						k += u
 						if k >= r {
 							k -= r
 						}
 					}
+					acc := complex(accr, acci)
 					if u > 0 {
-						acc *= tw[u-1]
+						acc = mul(acc, tw[u-1])
 					}
 					y[o+u*s] = acc
 				}
 			}
 		}
+	}
+}
+
+// mul multiplies in float32 (see pass).
+func mul(a, b complex64) complex64 {
+	ar, ai, br, bi := real(a), imag(a), real(b), imag(b)
+	return complex(ar*br-ai*bi, ar*bi+ai*br)
+}
+
+// last5 is the final radix-5 pass, where every twiddle is 1.
+func last5(y, x []complex64, s int) {
+	const (
+		c1 = 0.30901699437494742410
+		c2 = -0.80901699437494742410
+		s1 = 0.95105651629515357212
+		s2 = 0.58778525229247312917
+	)
+	x0, x1, x2, x3, x4 := x[:s], x[s:2*s], x[2*s:3*s], x[3*s:4*s], x[4*s:5*s]
+	y0, y1, y2, y3, y4 := y[:s], y[s:2*s], y[2*s:3*s], y[3*s:4*s], y[4*s:5*s]
+	for j := range x0 {
+		a0, a1, a2, a3, a4 := x0[j], x1[j], x2[j], x3[j], x4[j]
+		b1r, b1i := real(a1)+real(a4), imag(a1)+imag(a4)
+		b2r, b2i := real(a2)+real(a3), imag(a2)+imag(a3)
+		d1r, d1i := real(a1)-real(a4), imag(a1)-imag(a4)
+		d2r, d2i := real(a2)-real(a3), imag(a2)-imag(a3)
+		r1r, r1i := real(a0)+c1*b1r+c2*b2r, imag(a0)+c1*b1i+c2*b2i
+		r2r, r2i := real(a0)+c2*b1r+c1*b2r, imag(a0)+c2*b1i+c1*b2i
+		i1r, i1i := s1*d1r+s2*d2r, s1*d1i+s2*d2i
+		i2r, i2i := s2*d1r-s1*d2r, s2*d1i-s1*d2i
+		y0[j] = complex(real(a0)+b1r+b2r, imag(a0)+b1i+b2i)
+		y1[j] = complex(r1r+i1i, r1i-i1r)
+		y2[j] = complex(r2r+i2i, r2i-i2r)
+		y3[j] = complex(r2r-i2i, r2i+i2r)
+		y4[j] = complex(r1r-i1i, r1i+i1r)
 	}
 }

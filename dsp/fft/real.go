@@ -77,11 +77,11 @@ func (p *RealPlan) Forward(dst []complex64, src []float32) {
 	dst[h] = complex(real(z0)-imag(z0), 0)
 	for k := 1; k < h; k++ {
 		a, b := z[k], z[h-k]
-		bc := complex(real(b), -imag(b))
-		e := (a + bc) * 0.5
-		d := (a - bc) * 0.5
-		o := complex(imag(d), -real(d)) // -i·d
-		dst[k] = e + p.tw[k]*o
+		// E = (a + conj b)/2, O = -i·(a − conj b)/2
+		er, ei := 0.5*(real(a)+real(b)), 0.5*(imag(a)-imag(b))
+		or, oi := 0.5*(imag(a)+imag(b)), -0.5*(real(a)-real(b))
+		t := p.tw[k]
+		dst[k] = complex(er+real(t)*or-imag(t)*oi, ei+real(t)*oi+imag(t)*or)
 	}
 }
 
