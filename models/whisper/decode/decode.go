@@ -371,6 +371,7 @@ type beamState struct {
 	size, maxCandidates int
 	finished            []finished
 	cands               []candidate
+	seen                map[uint64]int // (group, token) → index in cands
 	groups              []int
 	top                 []scored
 	src                 []int
@@ -396,6 +397,7 @@ func newBeamState(size, maxCandidates int) *beamState {
 	return &beamState{
 		size: size, maxCandidates: maxCandidates,
 		cands:  make([]candidate, 0, size*(size+1)),
+		seen:   make(map[uint64]int, size*(size+1)),
 		groups: make([]int, size),
 		top:    make([]scored, 0, size+1),
 		src:    make([]int, size),
@@ -420,6 +422,7 @@ func (t *task) beamUpdate() (done bool, err error) {
 		}
 	}
 	bs.cands = bs.cands[:0]
+	clear(bs.seen)
 	for j, row := range t.rows {
 		norm := logSumExp(row)
 		if math.IsInf(norm, -1) || math.IsNaN(norm) {
@@ -428,9 +431,11 @@ func (t *task) beamUpdate() (done bool, err error) {
 		bs.topK(row, bs.size+1)
 		for _, s := range bs.top {
 			c := candidate{src: j, group: bs.groups[j], tok: s.tok, score: t.sum[j] + (s.lp - norm)}
-			if i := slices.IndexFunc(bs.cands, func(d candidate) bool { return d.group == c.group && d.tok == c.tok }); i >= 0 {
+			key := uint64(c.group)<<32 | uint64(uint32(c.tok))
+			if i, dup := bs.seen[key]; dup {
 				bs.cands[i].src, bs.cands[i].score = c.src, c.score
 			} else {
+				bs.seen[key] = len(bs.cands)
 				bs.cands = append(bs.cands, c)
 			}
 		}
