@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
 )
 
 // tile is how many elements a fused expression processes per instruction:
@@ -131,20 +132,14 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 				d[i] = -a[i]
 			}
 		case kernels.EExp:
-			a := reg(in.A)
-			for i := range d {
-				d[i] = exp32(a[i])
-			}
+			vmath.Exp(d, reg(in.A))
 		case kernels.ETanh:
 			a := reg(in.A)
 			for i := range d {
-				d[i] = tanh32(a[i])
+				d[i] = vmath.Tanh32(a[i])
 			}
 		case kernels.ESigmoid:
-			a := reg(in.A)
-			for i := range d {
-				d[i] = sigmoid32(a[i])
-			}
+			vmath.Sigmoid(d, reg(in.A))
 		case kernels.ERelu:
 			a := reg(in.A)
 			for i := range d {
@@ -166,22 +161,23 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 		case kernels.EGeluErf:
 			a := reg(in.A)
 			for i := range d {
-				d[i] = geluErf32(a[i])
+				d[i] = vmath.GeluErf32(a[i])
 			}
 		case kernels.EGeluTanh:
 			a := reg(in.A)
 			for i := range d {
-				d[i] = geluTanh32(a[i])
+				d[i] = vmath.GeluTanh32(a[i])
 			}
 		case kernels.ESilu:
 			a := reg(in.A)
+			vmath.Sigmoid(d, a)
 			for i := range d {
-				d[i] = a[i] * sigmoid32(a[i])
+				d[i] *= a[i]
 			}
 		case kernels.EErf:
 			a := reg(in.A)
 			for i := range d {
-				d[i] = erf32(a[i])
+				d[i] = vmath.Erf32(a[i])
 			}
 		case kernels.ESqrt:
 			a := reg(in.A)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
 
@@ -71,12 +72,12 @@ func (b *Backend) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 					gxr := gx[r*4*H : (r+1)*4*H]
 					hb, cb := h[bi*H:(bi+1)*H], c[bi*H:(bi+1)*H]
 					for j := 0; j < H; j++ {
-						ig := sigmoid32(g[j] + gxr[j] + bih[j] + bhh[j])
-						fg := sigmoid32(g[H+j] + gxr[H+j] + bih[H+j] + bhh[H+j])
-						gg := tanh32(g[2*H+j] + gxr[2*H+j] + bih[2*H+j] + bhh[2*H+j])
-						og := sigmoid32(g[3*H+j] + gxr[3*H+j] + bih[3*H+j] + bhh[3*H+j])
+						ig := vmath.Sigmoid32(g[j] + gxr[j] + bih[j] + bhh[j])
+						fg := vmath.Sigmoid32(g[H+j] + gxr[H+j] + bih[H+j] + bhh[H+j])
+						gg := vmath.Tanh32(g[2*H+j] + gxr[2*H+j] + bih[2*H+j] + bhh[2*H+j])
+						og := vmath.Sigmoid32(g[3*H+j] + gxr[3*H+j] + bih[3*H+j] + bhh[3*H+j])
 						cb[j] = fg*cb[j] + ig*gg
-						hb[j] = og * tanh32(cb[j])
+						hb[j] = og * vmath.Tanh32(cb[j])
 					}
 					copy(y[r*D*H+d*H:r*D*H+(d+1)*H], hb)
 				}

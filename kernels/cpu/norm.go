@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
 )
 
 // softmax implements OpSoftmax on dense f32 data.
@@ -45,7 +46,7 @@ func softmaxRows(x, y []float32, n, inner int, log bool, lo, hi int) {
 			}
 			var sum float64
 			for j := 0; j < n; j++ {
-				e := exp32(x[base+j*inner] - mx)
+				e := vmath.Exp32(x[base+j*inner] - mx)
 				if !log {
 					y[base+j*inner] = e
 				}
@@ -69,32 +70,17 @@ func softmaxRows(x, y []float32, n, inner int, log bool, lo, hi int) {
 // softmaxRow normalises one contiguous row. A row that contains NaN yields
 // NaN everywhere, and a row of −∞ yields NaN, as PyTorch.
 func softmaxRow(x, y []float32, log bool) {
-	mx := float32(math.Inf(-1))
-	for _, v := range x {
-		if v > mx || v != v {
-			mx = v
-		}
-	}
-	var sum float64
+	mx := vmath.Max(x)
 	if log {
-		for _, v := range x {
-			sum += float64(exp32(v - mx))
-		}
-		ls := float32(math.Log(sum))
+		sum := vmath.ExpSub(y, x, mx)
+		ls := mx + float32(math.Log(float64(sum)))
 		for j, v := range x {
-			y[j] = v - mx - ls
+			y[j] = v - ls
 		}
 		return
 	}
-	for j, v := range x {
-		e := exp32(v - mx)
-		y[j] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for j := range y {
-		y[j] *= inv
-	}
+	sum := vmath.ExpSub(y, x, mx)
+	vmath.Scale(y, 1/sum)
 }
 
 // splitAxis returns the products of the extents before, at and after axis.

@@ -94,3 +94,21 @@ func BenchmarkGemmU8(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMicroKernel measures each SGEMM microkernel alone on cache-hot
+// panels (k = 128): the ceiling the blocked driver can approach on one core.
+func BenchmarkMicroKernel(b *testing.B) {
+	const k = 128
+	for _, kern := range sgemmKernels() {
+		r := rand.New(rand.NewPCG(3, 3))
+		a := randSlice(r, kern.mr*k)
+		w := randSlice(r, kern.nr*k)
+		c := make([]float32, kern.mr*kern.nr)
+		b.Run(kern.name, func(b *testing.B) {
+			for b.Loop() {
+				kern.fn(k, &a[0], &w[0], &c[0], kern.nr, 1, 1)
+			}
+			b.ReportMetric(2*float64(kern.mr*kern.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -171,8 +171,21 @@ func packPanel(dst []float32, w, rows, depth int, x []float32, ld, r0, p0 int, t
 		}
 		return
 	}
-	for r := 0; r < rows; r++ {
-		src := x[(r0+r)*ld+p0 : (r0+r)*ld+p0+depth]
+	// Four rows at a time: one bounds check per four stores, and four
+	// independent load streams.
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		s0 := x[(r0+r)*ld+p0:][:depth]
+		s1 := x[(r0+r+1)*ld+p0:][:depth]
+		s2 := x[(r0+r+2)*ld+p0:][:depth]
+		s3 := x[(r0+r+3)*ld+p0:][:depth]
+		for p := range s0 {
+			d := dst[p*w+r : p*w+r+4 : p*w+r+4]
+			d[0], d[1], d[2], d[3] = s0[p], s1[p], s2[p], s3[p]
+		}
+	}
+	for ; r < rows; r++ {
+		src := x[(r0+r)*ld+p0:][:depth]
 		for p, v := range src {
 			dst[p*w+r] = v
 		}

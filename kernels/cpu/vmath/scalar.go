@@ -1,14 +1,15 @@
-package cpu
+package vmath
 
 import "math"
 
-// Single-precision elementary functions. They are accurate to a few ulp over
+// Exp32, Tanh32, Sigmoid32, Erf32 and the GELUs are single-precision
+// elementary functions. They are accurate to a few ulp over
 // the whole float32 range, which is what the golden comparisons need, and
 // several times faster than going through float64 math: Whisper's softmax
 // alone takes tens of millions of exponentials per utterance.
 
-// exp32 returns eˣ.
-func exp32(x float32) float32 {
+// Exp32 returns eˣ.
+func Exp32(x float32) float32 {
 	switch {
 	case x != x:
 		return x
@@ -22,13 +23,13 @@ func exp32(x float32) float32 {
 		ln2hi = 0.693145751953125
 		ln2lo = 1.42860682030941723212e-6
 	)
-	n := float32(math.Floor(float64(x*log2e + 0.5)))
+	n := float32(math.RoundToEven(float64(x * log2e)))
 	r := x - n*ln2hi - n*ln2lo
 	p := 1 + r*(1+r*(0.5+r*(0.16666666666666666+r*(0.041666666666666664+r*(0.008333333333333333+r*(0.001388888888888889+r*0.0001984126984126984))))))
 	return ldexp32(p, int(n))
 }
 
-// ldexp32 returns p·2ⁿ for the n that exp32 produces.
+// ldexp32 returns p·2ⁿ for the n that Exp32 produces.
 func ldexp32(p float32, n int) float32 {
 	if n < -126 {
 		return p * math.Float32frombits(uint32(n+126+127)<<23) * math.Float32frombits(uint32(-126+127)<<23)
@@ -39,8 +40,8 @@ func ldexp32(p float32, n int) float32 {
 	return p * math.Float32frombits(uint32(n+127)<<23)
 }
 
-// log32 returns the natural logarithm.
-func log32(x float32) float32 {
+// Log32 returns the natural logarithm.
+func Log32(x float32) float32 {
 	switch {
 	case x != x || x < 0:
 		return float32(math.NaN())
@@ -52,8 +53,8 @@ func log32(x float32) float32 {
 	return float32(math.Log(float64(x)))
 }
 
-// tanh32 returns the hyperbolic tangent.
-func tanh32(x float32) float32 {
+// Tanh32 returns the hyperbolic tangent.
+func Tanh32(x float32) float32 {
 	a := x
 	if a < 0 {
 		a = -a
@@ -70,7 +71,7 @@ func tanh32(x float32) float32 {
 		}
 		return -1
 	}
-	e := exp32(2 * a)
+	e := Exp32(2 * a)
 	t := 1 - 2/(e+1)
 	if x < 0 {
 		return -t
@@ -78,18 +79,18 @@ func tanh32(x float32) float32 {
 	return t
 }
 
-// sigmoid32 returns 1/(1+e⁻ˣ).
-func sigmoid32(x float32) float32 {
+// Sigmoid32 returns 1/(1+e⁻ˣ).
+func Sigmoid32(x float32) float32 {
 	if x >= 0 {
-		return 1 / (1 + exp32(-x))
+		return 1 / (1 + Exp32(-x))
 	}
-	e := exp32(x)
+	e := Exp32(x)
 	return e / (1 + e)
 }
 
-// erf32 returns the error function, through erfc's Chebyshev fit
+// Erf32 returns the error function, through erfc's Chebyshev fit
 // (fractional error below 1.2e-7, Numerical Recipes' erfcc).
-func erf32(x float32) float32 {
+func Erf32(x float32) float32 {
 	if x != x {
 		return x
 	}
@@ -106,64 +107,20 @@ func erf32(x float32) float32 {
 	t := 1 / (1 + 0.5*z)
 	poly := -z*z - 1.26551223 + t*(1.00002368+t*(0.37409196+t*(0.09678418+
 		t*(-0.18628806+t*(0.27886807+t*(-1.13520398+t*(1.48851587+t*(-0.82215223+t*0.17087277))))))))
-	y := t * float64(exp32(float32(poly)))
+	y := t * float64(Exp32(float32(poly)))
 	if x >= 0 {
 		return float32(1 - y)
 	}
 	return float32(y - 1)
 }
 
-// geluErf32 is x·Φ(x) with the exact normal CDF.
-func geluErf32(x float32) float32 {
-	return 0.5 * x * (1 + erf32(x*0.70710678118654752))
+// GeluErf32 is x·Φ(x) with the exact normal CDF.
+func GeluErf32(x float32) float32 {
+	return 0.5 * x * (1 + Erf32(x*0.70710678118654752))
 }
 
-// geluTanh32 is the tanh approximation of GELU.
-func geluTanh32(x float32) float32 {
-	return 0.5 * x * (1 + tanh32(0.7978845608028654*(x+0.044715*x*x*x)))
+// GeluTanh32 is the tanh approximation of GELU.
+func GeluTanh32(x float32) float32 {
+	return 0.5 * x * (1 + Tanh32(0.7978845608028654*(x+0.044715*x*x*x)))
 }
 
-// roundEven rounds half to even, as torch.round.
-func roundEven(x float64) float64 { return math.RoundToEven(x) }
-
-// floorMod is Python's/torch's remainder: the sign follows the divisor.
-func floorMod(a, b float64) float64 {
-	m := math.Mod(a, b)
-	if m != 0 && (m < 0) != (b < 0) {
-		m += b
-	}
-	return m
-}
-
-// nanMax is torch.maximum: NaN if either is NaN.
-func nanMax(a, b float64) float64 {
-	if a != a || b != b {
-		return math.NaN()
-	}
-	return math.Max(a, b)
-}
-
-// nanMin is torch.minimum: NaN if either is NaN.
-func nanMin(a, b float64) float64 {
-	if a != a || b != b {
-		return math.NaN()
-	}
-	return math.Min(a, b)
-}
-
-func sign(x float64) float64 {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return x // 0 or NaN
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}

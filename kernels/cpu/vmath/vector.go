@@ -1,0 +1,78 @@
+package vmath
+
+import "math"
+
+// ExpSub sets dst[i] = e^(src[i]−m) and returns the sum of the results:
+// the inner loop of a softmax. dst may alias src.
+func ExpSub(dst, src []float32, m float32) float32 {
+	if len(src) == 0 {
+		return 0
+	}
+	dst = dst[:len(src)]
+	return expSub(dst, src, m)
+}
+
+// Exp sets dst[i] = e^src[i]. dst may alias src.
+func Exp(dst, src []float32) {
+	if len(src) > 0 {
+		expSub(dst[:len(src)], src, 0)
+	}
+}
+
+// Max returns the largest element (NaN if any element is NaN, −∞ for an
+// empty slice).
+func Max(src []float32) float32 {
+	if len(src) == 0 {
+		return float32(math.Inf(-1))
+	}
+	return maxOf(src)
+}
+
+// Scale multiplies every element of dst by s.
+func Scale(dst []float32, s float32) {
+	if len(dst) > 0 {
+		scale(dst, s)
+	}
+}
+
+// Sigmoid sets dst[i] = 1/(1+e^−src[i]). dst may alias src.
+func Sigmoid(dst, src []float32) {
+	if len(src) > 0 {
+		sigmoid(dst[:len(src)], src)
+	}
+}
+
+func expSubGo(dst, src []float32, m float32) float32 {
+	var sum float32
+	for i, v := range src {
+		e := Exp32(v - m)
+		dst[i] = e
+		sum += e
+	}
+	return sum
+}
+
+func maxGo(src []float32) float32 {
+	m := src[0]
+	for _, v := range src {
+		if v != v {
+			return v
+		}
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+func scaleGo(dst []float32, s float32) {
+	for i := range dst {
+		dst[i] *= s
+	}
+}
+
+func sigmoidGo(dst, src []float32) {
+	for i, v := range src {
+		dst[i] = Sigmoid32(v)
+	}
+}

@@ -1,0 +1,48 @@
+package vmath
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX512 selects the vector kernels; fixed at start-up by the CPU.
+var hasAVX512 = cpu.X86.HasAVX512F
+
+//go:noescape
+func expSubAVX512(dst, src *float32, n int, m float32) float32
+
+//go:noescape
+func maxAVX512(src *float32, n int) float32
+
+//go:noescape
+func scaleAVX512(dst *float32, n int, s float32)
+
+//go:noescape
+func sigmoidAVX512(dst, src *float32, n int)
+
+func expSub(dst, src []float32, m float32) float32 {
+	if hasAVX512 {
+		return expSubAVX512(&dst[0], &src[0], len(src), m)
+	}
+	return expSubGo(dst, src, m)
+}
+
+func maxOf(src []float32) float32 {
+	if hasAVX512 {
+		return maxAVX512(&src[0], len(src))
+	}
+	return maxGo(src)
+}
+
+func scale(dst []float32, s float32) {
+	if hasAVX512 {
+		scaleAVX512(&dst[0], len(dst), s)
+		return
+	}
+	scaleGo(dst, s)
+}
+
+func sigmoid(dst, src []float32) {
+	if hasAVX512 {
+		sigmoidAVX512(&dst[0], &src[0], len(src))
+		return
+	}
+	sigmoidGo(dst, src)
+}

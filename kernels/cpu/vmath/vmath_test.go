@@ -1,0 +1,112 @@
+package vmath
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func ulpDiff(a, b float32) float64 {
+	if a == b {
+		return 0
+	}
+	return math.Abs(float64(a)-float64(b)) / math.Max(math.Abs(float64(b)), 1e-38) / math.Pow(2, -23)
+}
+
+func TestExpSubMatchesFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 7, 16, 17, 100, 1500} {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(rng.Float64()*200 - 110)
+		}
+		src[0] = 0
+		if n > 3 {
+			src[1], src[2], src[3] = float32(math.Inf(-1)), 88.5, -103.5
+		}
+		dst := make([]float32, n)
+		sum := ExpSub(dst, src, 0)
+		var want64 float64
+		for i, v := range src {
+			w := math.Exp(float64(v))
+			want64 += float64(float32(w))
+			if d := ulpDiff(dst[i], float32(w)); d > 2 && !(w < 1e-37 && math.Abs(float64(dst[i])-w) < 1e-44) {
+				t.Fatalf("n=%d: exp(%v) = %v, want %v (%.1f ulp)", n, v, dst[i], float32(w), d)
+			}
+		}
+		if math.Abs(float64(sum)-want64) > 1e-5*math.Abs(want64)+1e-30 {
+			t.Fatalf("n=%d: sum %v, want %v", n, sum, want64)
+		}
+	}
+	// NaN and +Inf pass through; the shift applies.
+	src := []float32{float32(math.NaN()), float32(math.Inf(1)), 3}
+	dst := make([]float32, 3)
+	ExpSub(dst, src, 1)
+	if !math.IsNaN(float64(dst[0])) || !math.IsInf(float64(dst[1]), 1) || ulpDiff(dst[2], float32(math.Exp(2))) > 2 {
+		t.Errorf("exp(NaN, +Inf, 3−1) = %v", dst)
+	}
+}
+
+func TestMaxScaleSigmoid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 5, 16, 33, 1000} {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64() * 10)
+		}
+		want := src[0]
+		for _, v := range src {
+			want = max(want, v)
+		}
+		if got := Max(src); got != want {
+			t.Fatalf("n=%d: Max = %v, want %v", n, got, want)
+		}
+		src[n/2] = float32(math.NaN())
+		if got := Max(src); !math.IsNaN(float64(got)) {
+			t.Fatalf("n=%d: Max with NaN = %v", n, got)
+		}
+		src[n/2] = 1
+		dst := make([]float32, n)
+		Sigmoid(dst, src)
+		for i, v := range src {
+			w := 1 / (1 + math.Exp(-float64(v)))
+			if math.Abs(float64(dst[i])-w) > 2e-7 {
+				t.Fatalf("sigmoid(%v) = %v, want %v", v, dst[i], w)
+			}
+		}
+		c := append([]float32(nil), src...)
+		Scale(c, 0.5)
+		for i := range c {
+			if c[i] != src[i]*0.5 {
+				t.Fatalf("Scale: %v vs %v", c[i], src[i]*0.5)
+			}
+		}
+	}
+	if got := Sigmoid32(-200); got != 0 {
+		t.Errorf("Sigmoid32(-200) = %v", got)
+	}
+}
+
+func BenchmarkExpSub1500(b *testing.B) {
+	src := make([]float32, 1500)
+	for i := range src {
+		src[i] = float32(i%50) - 40
+	}
+	dst := make([]float32, 1500)
+	b.SetBytes(1500 * 4)
+	for i := 0; i < b.N; i++ {
+		ExpSub(dst, src, 3)
+	}
+}
+
+func BenchmarkExpScalar1500(b *testing.B) {
+	src := make([]float32, 1500)
+	for i := range src {
+		src[i] = float32(i%50) - 40
+	}
+	dst := make([]float32, 1500)
+	b.SetBytes(1500 * 4)
+	for i := 0; i < b.N; i++ {
+		expSubGo(dst, src, 3)
+	}
+}
