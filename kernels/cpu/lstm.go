@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"github.com/tensorforge/forge/kernels"
-	"github.com/tensorforge/forge/kernels/cpu/vmath"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
 )
 
 // lstm implements OpLSTM. The input projection of all time steps is one

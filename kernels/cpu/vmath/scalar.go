@@ -123,4 +123,3 @@ func GeluErf32(x float32) float32 {
 func GeluTanh32(x float32) float32 {
 	return 0.5 * x * (1 + Tanh32(0.7978845608028654*(x+0.044715*x*x*x)))
 }
-
