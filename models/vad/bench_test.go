@@ -1,0 +1,79 @@
+package vad_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/tensorforge/forge/models/vad"
+)
+
+// chunks cuts the start of jfk.wav into 512-sample chunks for benchmarks.
+func benchChunks(b testing.TB) [][]float32 {
+	s := goldenAudio(b, "jfk")
+	var out [][]float32
+	for off := 0; off+512 <= len(s); off += 512 {
+		out = append(out, s[off:off+512])
+	}
+	return out
+}
+
+// BenchmarkDetector measures one stream: the time per 512-sample chunk
+// (run with GOMAXPROCS=1 / -cpu 1 for the one-core figure).
+func BenchmarkDetector(b *testing.B) {
+	m := testModel(b)
+	chunks := benchChunks(b)
+	d, err := m.NewDetector(ctx(), vad.Rate16k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := d.Prob(ctx(), chunks[i%len(chunks)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/chunk")
+}
+
+// BenchmarkStreams runs N concurrent streams (one goroutine and detector
+// each) and reports the total chunks per second.
+func BenchmarkStreams(b *testing.B) {
+	m := testModel(b)
+	chunks := benchChunks(b)
+	for _, n := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
+			ds := make([]*vad.Detector, n)
+			for i := range ds {
+				d, err := m.NewDetector(ctx(), vad.Rate16k)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer d.Close()
+				ds[i] = d
+			}
+			per := b.N/n + 1
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for _, d := range ds {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range per {
+						if _, err := d.Prob(ctx(), chunks[i%len(chunks)]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(per*n)/b.Elapsed().Seconds(), "chunks/s")
+			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
+		})
+	}
+}
