@@ -319,3 +319,37 @@ func TestPathNamesTheChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestPackPanel checks panel packing, including the SIMD transpose path, on
+// every kernel width, partial panels and depths around its 16-wide blocks.
+func TestPackPanel(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, w := range []int{4, 6, 8, 12, 16, 32} {
+		for _, rows := range []int{w, w - 1, 1, (w + 1) / 2} {
+			for _, depth := range []int{1, 15, 16, 17, 40, 64} {
+				for _, trans := range []bool{false, true} {
+					const r0, p0, pad = 3, 5, 7
+					ld := r0 + w + p0 + depth + pad
+					x := randSlice(r, (r0+w+p0+depth+1)*ld)
+					dst := randSlice(r, w*depth)
+					packPanel(dst, w, rows, depth, x, ld, r0, p0, trans)
+					for p := 0; p < depth; p++ {
+						for i := 0; i < w; i++ {
+							var want float32
+							if i < rows {
+								if trans {
+									want = x[(p0+p)*ld+r0+i]
+								} else {
+									want = x[(r0+i)*ld+p0+p]
+								}
+							}
+							if got := dst[p*w+i]; got != want {
+								t.Fatalf("w=%d rows=%d depth=%d trans=%v: dst[p=%d, r=%d] = %v, want %v", w, rows, depth, trans, p, i, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -163,6 +163,14 @@ func (j *sgemmJob) packAPanel(t int) {
 // (columns of op(B), i.e. rows of op(B)ᵀ, so trans is inverted for B).
 func packPanel(dst []float32, w, rows, depth int, x []float32, ld, r0, p0 int, trans bool) {
 	if trans {
+		if rows == w && w == 32 {
+			// The common B sliver: fixed-size copies compile to vector moves
+			// instead of a memmove call per row.
+			for p := 0; p < depth; p++ {
+				*(*[32]float32)(dst[p*32:]) = *(*[32]float32)(x[(p0+p)*ld+r0:])
+			}
+			return
+		}
 		for p := 0; p < depth; p++ {
 			src := x[(p0+p)*ld+r0 : (p0+p)*ld+r0+rows]
 			d := dst[p*w : p*w+w]
@@ -171,27 +179,30 @@ func packPanel(dst []float32, w, rows, depth int, x []float32, ld, r0, p0 int, t
 		}
 		return
 	}
-	// Four rows at a time: one bounds check per four stores, and four
-	// independent load streams.
+	// Whole blocks of 16 along the depth go through the SIMD transpose
+	// where there is one; the rest four rows at a time (one bounds check per
+	// four stores, four load streams).
+	done := packRowsFast(dst, w, rows, depth, x, ld, r0, p0)
 	r := 0
 	for ; r+4 <= rows; r += 4 {
-		s0 := x[(r0+r)*ld+p0:][:depth]
-		s1 := x[(r0+r+1)*ld+p0:][:depth]
-		s2 := x[(r0+r+2)*ld+p0:][:depth]
-		s3 := x[(r0+r+3)*ld+p0:][:depth]
+		s0 := x[(r0+r)*ld+p0+done : (r0+r)*ld+p0+depth]
+		s1 := x[(r0+r+1)*ld+p0+done:][:len(s0)]
+		s2 := x[(r0+r+2)*ld+p0+done:][:len(s0)]
+		s3 := x[(r0+r+3)*ld+p0+done:][:len(s0)]
 		for p := range s0 {
-			d := dst[p*w+r : p*w+r+4 : p*w+r+4]
+			o := (done+p)*w + r
+			d := dst[o : o+4 : o+4]
 			d[0], d[1], d[2], d[3] = s0[p], s1[p], s2[p], s3[p]
 		}
 	}
 	for ; r < rows; r++ {
-		src := x[(r0+r)*ld+p0:][:depth]
+		src := x[(r0+r)*ld+p0+done : (r0+r)*ld+p0+depth]
 		for p, v := range src {
-			dst[p*w+r] = v
+			dst[(done+p)*w+r] = v
 		}
 	}
 	if rows < w {
-		for p := 0; p < depth; p++ {
+		for p := done; p < depth; p++ {
 			clear(dst[p*w+rows : p*w+w])
 		}
 	}

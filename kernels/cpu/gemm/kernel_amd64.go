@@ -38,3 +38,38 @@ func igemmKernels() []*igemmKernel {
 	}
 	return []*igemmKernel{genericIKernel}
 }
+
+// transpose16 writes the transpose of a block of source rows into 16
+// destination rows: row p of dst (at dst + p·dstStride) gets column p of the
+// first rows rows of src (row r at src + r·srcStride), zero for rows ≥ rows;
+// only the lanes set in mask are stored. Strides are in elements; 16 columns
+// of every loaded row are read.
+//
+//go:noescape
+func transpose16(dst *float32, dstStride int, src *float32, srcStride int, rows int, mask uint16)
+
+// packRowsFast packs whole blocks of 16 along the depth of an interleaved
+// panel (see packPanel) with the AVX-512 transpose, and returns how much of
+// the depth it packed. Widths that are neither ≤ 16 nor a multiple of 16 are
+// left to the caller.
+func packRowsFast(dst []float32, w, rows, depth int, x []float32, ld, r0, p0 int) int {
+	if !cpu.X86.HasAVX512F || !(w <= 16 || w%16 == 0) {
+		return 0
+	}
+	mask := uint16(0xFFFF)
+	if w < 16 {
+		mask = 1<<w - 1
+	}
+	pb := 0
+	for ; pb+16 <= depth; pb += 16 {
+		for g := 0; g*16 < w; g++ {
+			n := max(0, min(16, rows-16*g))
+			src := &x[0] // not read when n == 0
+			if n > 0 {
+				src = &x[(r0+16*g)*ld+p0+pb]
+			}
+			transpose16(&dst[pb*w+16*g], w, src, ld, n, mask)
+		}
+	}
+	return pb
+}

@@ -5,3 +5,5 @@ package gemm
 func sgemmKernels() []*sgemmKernel { return []*sgemmKernel{genericKernel} }
 
 func igemmKernels() []*igemmKernel { return []*igemmKernel{genericIKernel} }
+
+func packRowsFast(dst []float32, w, rows, depth int, x []float32, ld, r0, p0 int) int { return 0 }
