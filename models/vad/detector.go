@@ -188,3 +188,20 @@ func (m *Model) Probs(ctx context.Context, samples []float32, rate int) ([]float
 	}
 	return probs, nil
 }
+
+// Detect runs the model over a whole clip of mono samples at rate and
+// returns its speech segments in samples, as get_speech_timestamps does.
+func (m *Model) Detect(ctx context.Context, samples []float32, rate int, opt Options) ([]Segment, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	probs, err := m.Probs(ctx, samples, rate)
+	if err != nil {
+		return nil, err
+	}
+	b, err := m.branch(rate)
+	if err != nil {
+		return nil, err
+	}
+	return Segments(probs, int64(len(samples)), rate, b.chunk, opt)
+}

@@ -267,6 +267,21 @@ func (s *Segmenter) settle(dst []Segment) []Segment {
 	return dst
 }
 
+// Horizon returns the first sample that a segment not yet emitted can
+// include: audio before it can be dropped by a streaming caller.
+func (s *Segmenter) Horizon() int64 {
+	if s.havePending {
+		return s.pending.Start
+	}
+	// The next segment's raw start is the open one's or a later chunk's;
+	// padding moves it back by at most the pad.
+	next := s.window * s.i
+	if s.haveCur {
+		next = min(next, s.curStart)
+	}
+	return max(0, next-int64(math.Ceil(s.pad)))
+}
+
 // Flush ends the stream, whose length is total samples, and appends the
 // segments still held. The segmenter is then Reset.
 func (s *Segmenter) Flush(total int64, dst []Segment) []Segment {
