@@ -134,10 +134,7 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 		case kernels.EExp:
 			vmath.Exp(d, reg(in.A))
 		case kernels.ETanh:
-			a := reg(in.A)
-			for i := range d {
-				d[i] = vmath.Tanh32(a[i])
-			}
+			vmath.Tanh(d, reg(in.A))
 		case kernels.ESigmoid:
 			vmath.Sigmoid(d, reg(in.A))
 		case kernels.ERelu:
@@ -159,10 +156,7 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 				d[i] = x
 			}
 		case kernels.EGeluErf:
-			a := reg(in.A)
-			for i := range d {
-				d[i] = vmath.GeluErf32(a[i])
-			}
+			vmath.GeluErf(d, reg(in.A))
 		case kernels.EGeluTanh:
 			a := reg(in.A)
 			for i := range d {

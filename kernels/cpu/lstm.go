@@ -59,6 +59,11 @@ func (b *Backend) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 			copy(h, h0[d*B*H:(d+1)*B*H])
 			copy(c, c0[d*B*H:(d+1)*B*H])
 			gates := make([]float32, B*4*H)
+			tc := make([]float32, H)
+			bias := make([]float32, 4*H)
+			for j := range bias {
+				bias[j] = bih[j] + bhh[j]
+			}
 			for step := 0; step < T; step++ {
 				t := step
 				if d == 1 {
@@ -70,14 +75,19 @@ func (b *Backend) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 					g := gates[bi*4*H : (bi+1)*4*H]
 					r := row(t, bi)
 					gxr := gx[r*4*H : (r+1)*4*H]
+					for j := range g {
+						g[j] += gxr[j] + bias[j]
+					}
+					vmath.Sigmoid(g[:2*H], g[:2*H])
+					vmath.Tanh(g[2*H:3*H], g[2*H:3*H])
+					vmath.Sigmoid(g[3*H:], g[3*H:])
 					hb, cb := h[bi*H:(bi+1)*H], c[bi*H:(bi+1)*H]
 					for j := 0; j < H; j++ {
-						ig := vmath.Sigmoid32(g[j] + gxr[j] + bih[j] + bhh[j])
-						fg := vmath.Sigmoid32(g[H+j] + gxr[H+j] + bih[H+j] + bhh[H+j])
-						gg := vmath.Tanh32(g[2*H+j] + gxr[2*H+j] + bih[2*H+j] + bhh[2*H+j])
-						og := vmath.Sigmoid32(g[3*H+j] + gxr[3*H+j] + bih[3*H+j] + bhh[3*H+j])
-						cb[j] = fg*cb[j] + ig*gg
-						hb[j] = og * vmath.Tanh32(cb[j])
+						cb[j] = g[H+j]*cb[j] + g[j]*g[2*H+j]
+					}
+					vmath.Tanh(tc, cb)
+					for j := 0; j < H; j++ {
+						hb[j] = g[3*H+j] * tc[j]
 					}
 					copy(y[r*D*H+d*H:r*D*H+(d+1)*H], hb)
 				}

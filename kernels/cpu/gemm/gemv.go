@@ -1,64 +1,115 @@
 package gemm
 
-// Products with one row or one column of C (a decoder step, a bias-free
-// projection of one vector) are memory-bound: packing would copy the whole
-// weight matrix for a handful of flops, so they run as dot products or
-// row updates straight off the caller's memory.
+// Products with one row or one column of C (a decoder step, the logits of one
+// token) are memory-bound: packing would copy the whole weight matrix for a
+// handful of flops. They run straight off the caller's memory in one of two
+// forms, both over contiguous vectors:
+//
+//	dots:  out[j] = Σ_p M[j*ldm+p]·v[p]       (rows of M contiguous)
+//	combo: out[j] = Σ_p v[p]·M[p*ldm+j]       (a combination of M's rows)
+//
+// and are split over the threads by ranges of out.
+
+const (
+	formDots = iota
+	formCombo
+)
+
+// gemvChunk is the number of outputs per parallel task.
+const gemvChunk = 128
 
 // gemv handles m == 1 or n == 1 (k ≥ 1, alpha ≠ 0).
 func (e *Engine) gemv(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	j := e.jobs.Get().(*sgemmJob)
+	var (
+		form, cnt, ldm int
+		mat, v         []float32
+		vinc, cinc     int
+	)
 	if m == 1 {
-		// c[0, j] = alpha·Σ_p opA(0,p)·opB(p,j): opA row 0 is a[p] (or
-		// a[p*lda] when transposed); opB(p, j) is b[p*ldb+j] or b[j*ldb+p].
-		x, incx := a, 1
+		// Row 0 of op(A) times op(B): v = that row, out = C's row 0.
+		v, vinc = a, 1
 		if transA {
-			incx = lda
+			vinc = lda
 		}
+		mat, ldm, cnt, cinc = b, ldb, n, 1
+		form = formCombo
 		if transB {
-			for jj := 0; jj < n; jj++ {
-				c[jj] = axpby(alpha, dotStrided(x, incx, b[jj*ldb:], 1, k), beta, c[jj])
+			form = formDots
+		}
+	} else {
+		// op(A) times column 0 of op(B): v = that column, out = C's column 0.
+		v, vinc = b, ldb
+		if transB {
+			vinc = 1
+		}
+		mat, ldm, cnt, cinc = a, lda, m, ldc
+		form = formDots
+		if transA {
+			form = formCombo
+		}
+	}
+	if vinc != 1 {
+		j.vbuf = grow(j.vbuf, k)
+		for p := range j.vbuf {
+			j.vbuf[p] = v[p*vinc]
+		}
+		v = j.vbuf
+	}
+	out := c[:cnt]
+	if cinc != 1 {
+		j.obuf = grow(j.obuf, cnt)
+		out = j.obuf
+		if beta != 0 {
+			for i := range out {
+				out[i] = c[i*cinc]
 			}
-			return
 		}
-		e.rowCombo(n, k, alpha, x, incx, b, ldb, beta, c)
+	}
+	j.gv = gemvArgs{form: form, k: k, cnt: cnt, mat: mat, ldm: ldm, v: v[:k], out: out, alpha: alpha, beta: beta}
+	j.phase = phaseGemv
+	j.team.parallel(ceilDiv(cnt, gemvChunk), workersFor(1, cnt, k, e.threads))
+	if cinc != 1 {
+		for i, x := range out {
+			c[i*cinc] = x
+		}
+	}
+	j.gv = gemvArgs{}
+	j.vbuf = j.vbuf[:0]
+	e.jobs.Put(j)
+}
+
+// gemvArgs is one gemv call, shared by its tasks.
+type gemvArgs struct {
+	form, k, cnt, ldm int
+	mat, v, out       []float32
+	alpha, beta       float32
+}
+
+// gemvTask computes outputs [t·gemvChunk, +gemvChunk).
+func (g *gemvArgs) task(t int) {
+	j0 := t * gemvChunk
+	j1 := min(g.cnt, j0+gemvChunk)
+	out := g.out[j0:j1]
+	if g.form == formDots {
+		for x := range out {
+			row := g.mat[(j0+x)*g.ldm:][:g.k]
+			s := g.alpha * dot(row, g.v)
+			if g.beta != 0 {
+				s += g.beta * out[x]
+			}
+			out[x] = s
+		}
 		return
 	}
-	// n == 1: c[i*ldc] = alpha·Σ_p opA(i,p)·opB(p,0).
-	y, incy := b, ldb
-	if transB {
-		incy = 1
-	}
-	if !transA {
-		for i := 0; i < m; i++ {
-			c[i*ldc] = axpby(alpha, dotStrided(a[i*lda:], 1, y, incy, k), beta, c[i*ldc])
-		}
-		return
-	}
-	// A stored k×m: opA(i, p) = a[p*lda+i], a strided dot per element.
-	for i := 0; i < m; i++ {
-		c[i*ldc] = axpby(alpha, dotStrided(a[i:], lda, y, incy, k), beta, c[i*ldc])
+	scaleC(1, len(out), g.beta, out, len(out))
+	for p, vp := range g.v {
+		axpy(g.alpha*vp, g.mat[p*g.ldm+j0:p*g.ldm+j1], out)
 	}
 }
 
-func axpby(alpha, v, beta, c float32) float32 {
-	if beta == 0 {
-		return alpha * v
-	}
-	return alpha*v + beta*c
-}
-
-// rowCombo computes c[j] = alpha·Σ_p x[p*incx]·b[p*ldb+j] + beta·c[j]
-// for j < n: a linear combination of k rows of B.
-func (e *Engine) rowCombo(n, k int, alpha float32, x []float32, incx int, b []float32, ldb int, beta float32, c []float32) {
-	c = c[:n]
-	scaleC(1, n, beta, c, n)
-	for p := 0; p < k; p++ {
-		axpy(alpha*x[p*incx], b[p*ldb:p*ldb+n], c)
-	}
-}
-
-// axpy computes y += s·x.
-func axpy(s float32, x, y []float32) {
+// axpyGo computes y += s·x.
+func axpyGo(s float32, x, y []float32) {
 	y = y[:len(x)]
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -72,27 +123,19 @@ func axpy(s float32, x, y []float32) {
 	}
 }
 
-// dotStrided returns Σ_{p<k} x[p*incx]·y[p*incy], with four partial sums
-// for the contiguous case.
-func dotStrided(x []float32, incx int, y []float32, incy int, k int) float32 {
-	if incx == 1 && incy == 1 {
-		x, y = x[:k], y[:k]
-		var s0, s1, s2, s3 float32
-		i := 0
-		for ; i+4 <= k; i += 4 {
-			s0 += x[i] * y[i]
-			s1 += x[i+1] * y[i+1]
-			s2 += x[i+2] * y[i+2]
-			s3 += x[i+3] * y[i+3]
-		}
-		for ; i < k; i++ {
-			s0 += x[i] * y[i]
-		}
-		return (s0 + s1) + (s2 + s3)
+// dotGo returns Σ x[i]·y[i] with four partial sums.
+func dotGo(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
 	}
-	var s float32
-	for p := 0; p < k; p++ {
-		s += x[p*incx] * y[p*incy]
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
 	}
-	return s
+	return (s0 + s1) + (s2 + s3)
 }

@@ -19,6 +19,7 @@ const (
 	phasePackA = iota
 	phaseCompute
 	phaseBatch
+	phaseGemv
 )
 
 // minFlopsPerWorker keeps small products on one goroutine: below about 2
@@ -50,6 +51,9 @@ type sgemmJob struct {
 	// Batched calls (phaseBatch).
 	strideA, strideB, strideC int
 	betaBatch                 float32
+
+	gv         gemvArgs  // phaseGemv
+	vbuf, obuf []float32 // gemv: gathered strided vector, strided output
 
 	apack []float32   // shared packed A block
 	bpack [][]float32 // per worker slot: packed B block
@@ -144,6 +148,8 @@ func (j *sgemmJob) task(t, slot int) {
 		j.compute(t, slot)
 	case phaseBatch:
 		j.batchItem(t)
+	case phaseGemv:
+		j.gv.task(t)
 	}
 }
 

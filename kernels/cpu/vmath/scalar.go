@@ -62,9 +62,18 @@ func Tanh32(x float32) float32 {
 	switch {
 	case x != x:
 		return x
-	case a < 0.0625:
-		x2 := x * x
-		return x + x*x2*(-1.0/3+x2*(2.0/15+x2*(-17.0/315)))
+	case a < 0.55:
+		// Taylor series to x¹⁷: 1 − 2/(e^{2a}+1) would cancel here.
+		z := x * x
+		p := float32(6404582.0 / 10854718875)
+		p = p*z - 929569.0/638512875
+		p = p*z + 21844.0/6081075
+		p = p*z - 1382.0/155925
+		p = p*z + 62.0/2835
+		p = p*z - 17.0/315
+		p = p*z + 2.0/15
+		p = p*z - 1.0/3
+		return x + x*z*p
 	case a > 9.1:
 		if x > 0 {
 			return 1

@@ -76,3 +76,30 @@ func sigmoidGo(dst, src []float32) {
 		dst[i] = Sigmoid32(v)
 	}
 }
+
+// Tanh sets dst[i] = tanh(src[i]). dst may alias src.
+func Tanh(dst, src []float32) {
+	if len(src) > 0 {
+		tanh(dst[:len(src)], src)
+	}
+}
+
+// GeluErf sets dst[i] = src[i]·Φ(src[i]) with the exact normal CDF, as
+// torch.nn.GELU(). dst may alias src.
+func GeluErf(dst, src []float32) {
+	if len(src) > 0 {
+		gelu(dst[:len(src)], src)
+	}
+}
+
+func tanhGo(dst, src []float32) {
+	for i, v := range src {
+		dst[i] = Tanh32(v)
+	}
+}
+
+func geluGo(dst, src []float32) {
+	for i, v := range src {
+		dst[i] = GeluErf32(v)
+	}
+}

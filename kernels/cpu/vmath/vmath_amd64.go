@@ -46,3 +46,25 @@ func sigmoid(dst, src []float32) {
 	}
 	sigmoidGo(dst, src)
 }
+
+//go:noescape
+func tanhAVX512(dst, src *float32, n int)
+
+//go:noescape
+func geluAVX512(dst, src *float32, n int)
+
+func tanh(dst, src []float32) {
+	if hasAVX512 {
+		tanhAVX512(&dst[0], &src[0], len(src))
+		return
+	}
+	tanhGo(dst, src)
+}
+
+func gelu(dst, src []float32) {
+	if hasAVX512 {
+		geluAVX512(&dst[0], &src[0], len(src))
+		return
+	}
+	geluGo(dst, src)
+}

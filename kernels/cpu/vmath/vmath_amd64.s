@@ -60,6 +60,69 @@ GLOBL expc<>(SB), RODATA|NOPTR, $48
 	DECL  AX;      \
 	KMOVW AX, K1
 
+// TANH sets y = tanh(x) (Z2–Z13 and K2, K3 are clobbered).
+#define TANH(x, y) \
+	VANDPS.BCST    ABSMASK, x, Z5;   \
+	VADDPS         Z5, Z5, Z6;       \
+	EXP(Z6, Z7);                     \
+	VADDPS         Z25, Z7, Z8;      \
+	VBROADCASTSS   TWO, Z9;          \
+	VDIVPS         Z8, Z9, Z9;       \
+	VSUBPS         Z9, Z25, Z10;     \
+	VANDPS.BCST    SIGNMASK, x, Z11; \
+	VXORPS         Z11, Z10, y;      \
+	VMULPS         x, x, Z12;        \
+	VBROADCASTSS   T17, Z13;         \
+	VFMADD213PS.BCST T15, Z12, Z13;  \
+	VFMADD213PS.BCST T13, Z12, Z13;  \
+	VFMADD213PS.BCST T11, Z12, Z13;  \
+	VFMADD213PS.BCST T9, Z12, Z13;   \
+	VFMADD213PS.BCST T7, Z12, Z13;   \
+	VFMADD213PS.BCST T5, Z12, Z13;   \
+	VFMADD213PS.BCST T3, Z12, Z13;   \
+	VMULPS         Z12, Z13, Z13;    \
+	VFMADD213PS    x, x, Z13;        \
+	VCMPPS.BCST    $1, TANHSMALL, Z5, K3; \
+	VMOVAPS        Z13, K3, y
+
+// GELU sets y = x·Φ(x) (Z2–Z15 and K2, K3 are clobbered).
+#define GELU(x, y) \
+	VMULPS.BCST    RSQRT2, x, Z4;    \
+	VANDPS.BCST    ABSMASK, Z4, Z5;  \
+	VMULPS         Z24, Z5, Z6;      \
+	VADDPS         Z25, Z6, Z6;      \
+	VDIVPS         Z6, Z25, Z7;      \
+	VBROADCASTSS   E9, Z8;           \
+	VFMADD213PS.BCST E8, Z7, Z8;     \
+	VFMADD213PS.BCST E7, Z7, Z8;     \
+	VFMADD213PS.BCST E6, Z7, Z8;     \
+	VFMADD213PS.BCST E5, Z7, Z8;     \
+	VFMADD213PS.BCST E4, Z7, Z8;     \
+	VFMADD213PS.BCST E3, Z7, Z8;     \
+	VFMADD213PS.BCST E2, Z7, Z8;     \
+	VFMADD213PS.BCST E1, Z7, Z8;     \
+	VFMADD213PS.BCST E0, Z7, Z8;     \
+	VFNMADD231PS   Z5, Z5, Z8;       \
+	EXP(Z8, Z10);                    \
+	VMULPS         Z7, Z10, Z10;     \
+	VSUBPS         Z10, Z25, Z11;    \
+	VANDPS.BCST    SIGNMASK, Z4, Z12; \
+	VXORPS         Z12, Z11, Z11;    \
+	VMULPS         Z4, Z4, Z13;      \
+	VBROADCASTSS   S13, Z14;         \
+	VFMADD213PS.BCST S11, Z13, Z14;  \
+	VFMADD213PS.BCST S9, Z13, Z14;   \
+	VFMADD213PS.BCST S7, Z13, Z14;   \
+	VFMADD213PS.BCST S5, Z13, Z14;   \
+	VFMADD213PS.BCST S3, Z13, Z14;   \
+	VFMADD213PS.BCST S1, Z13, Z14;   \
+	VMULPS         Z4, Z14, Z14;     \
+	VCMPPS         $1, Z24, Z5, K3;  \
+	VMOVAPS        Z14, K3, Z11;     \
+	VADDPS         Z25, Z11, Z11;    \
+	VMULPS         x, Z11, Z11;      \
+	VMULPS         Z24, Z11, y
+
 // HSUM reduces Z30 to a scalar in X0.
 #define HSUM \
 	VEXTRACTF64X4 $1, Z30, Y1; \
@@ -217,5 +280,133 @@ sig_tail:
 	VMOVUPS   Z1, K1, (DI)
 
 sig_done:
+	VZEROUPPER
+	RET
+
+// Scalar constants of tanh and the erf GELU, used through embedded
+// broadcast ({1to16}) memory operands.
+DATA vc<>+0(SB)/4, $0x3f3504f3 // rsqrt2
+DATA vc<>+4(SB)/4, $0x7fffffff // absmask
+DATA vc<>+8(SB)/4, $0x80000000 // signmask
+DATA vc<>+12(SB)/4, $0x40000000 // two
+DATA vc<>+16(SB)/4, $0x3f0ccccd // tanhsmall
+DATA vc<>+32(SB)/4, $0x3f906ebb // s1
+DATA vc<>+36(SB)/4, $0xbec093a3 // s3
+DATA vc<>+40(SB)/4, $0x3de71791 // s5
+DATA vc<>+44(SB)/4, $0xbcdc1672 // s7
+DATA vc<>+48(SB)/4, $0x3bab2de7 // s9
+DATA vc<>+52(SB)/4, $0xba6016da // s11
+DATA vc<>+56(SB)/4, $0x38fcd193 // s13
+DATA vc<>+60(SB)/4, $0xbfa1fc4e // e0
+DATA vc<>+64(SB)/4, $0x3f8000c7 // e1
+DATA vc<>+68(SB)/4, $0x3ebf88fb // e2
+DATA vc<>+72(SB)/4, $0x3dc636c9 // e3
+DATA vc<>+76(SB)/4, $0xbe3ec24c // e4
+DATA vc<>+80(SB)/4, $0x3e8ec7cc // e5
+DATA vc<>+84(SB)/4, $0xbf914e5d // e6
+DATA vc<>+88(SB)/4, $0x3fbe87b0 // e7
+DATA vc<>+92(SB)/4, $0xbf527892 // e8
+DATA vc<>+96(SB)/4, $0x3e2ef945 // e9
+DATA vc<>+100(SB)/4, $0xbeaaaaab // t3
+DATA vc<>+104(SB)/4, $0x3e088889 // t5
+DATA vc<>+108(SB)/4, $0xbd5d0dd1 // t7
+DATA vc<>+112(SB)/4, $0x3cb327a4 // t9
+DATA vc<>+116(SB)/4, $0xbc11371b // t11
+DATA vc<>+120(SB)/4, $0x3b6b69e8 // t13
+DATA vc<>+124(SB)/4, $0xbabed1b2 // t15
+DATA vc<>+128(SB)/4, $0x3a1aac12 // t17
+GLOBL vc<>(SB), RODATA|NOPTR, $132
+
+#define RSQRT2 vc<>+0(SB)
+#define ABSMASK vc<>+4(SB)
+#define SIGNMASK vc<>+8(SB)
+#define TWO vc<>+12(SB)
+#define T3 vc<>+100(SB)
+#define T5 vc<>+104(SB)
+#define T7 vc<>+108(SB)
+#define T9 vc<>+112(SB)
+#define T11 vc<>+116(SB)
+#define T13 vc<>+120(SB)
+#define T15 vc<>+124(SB)
+#define T17 vc<>+128(SB)
+#define TANHSMALL vc<>+16(SB)
+#define S1 vc<>+32(SB)
+#define S3 vc<>+36(SB)
+#define S5 vc<>+40(SB)
+#define S7 vc<>+44(SB)
+#define S9 vc<>+48(SB)
+#define S11 vc<>+52(SB)
+#define S13 vc<>+56(SB)
+#define E0 vc<>+60(SB)
+#define E1 vc<>+64(SB)
+#define E2 vc<>+68(SB)
+#define E3 vc<>+72(SB)
+#define E4 vc<>+76(SB)
+#define E5 vc<>+80(SB)
+#define E6 vc<>+84(SB)
+#define E7 vc<>+88(SB)
+#define E8 vc<>+92(SB)
+#define E9 vc<>+96(SB)
+
+// func tanhAVX512(dst, src *float32, n int)
+// |x| < 0.55: odd Taylor polynomial to x¹⁷ (no cancellation); else sign(x)·(1 − 2/(e^{2|x|}+1)).
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	LOADEXP
+
+tanh_loop:
+	CMPQ    CX, $16
+	JL      tanh_tail
+	VMOVUPS (SI), Z0
+	TANH(Z0, Z1)
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     tanh_loop
+
+tanh_tail:
+	TESTQ     CX, CX
+	JZ        tanh_done
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	TANH(Z0, Z1)
+	VMOVUPS   Z1, K1, (DI)
+
+tanh_done:
+	VZEROUPPER
+	RET
+
+// func geluAVX512(dst, src *float32, n int)
+// x·Φ(x) = x/2·(1 + erf(x/√2)); erf by its Taylor series below 1/2 and by
+// the erfc Chebyshev fit above, as the scalar Erf32.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	LOADEXP
+
+gelu_loop:
+	CMPQ    CX, $16
+	JL      gelu_tail
+	VMOVUPS (SI), Z0
+	GELU(Z0, Z1)
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     gelu_loop
+
+gelu_tail:
+	TESTQ     CX, CX
+	JZ        gelu_done
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	GELU(Z0, Z1)
+	VMOVUPS   Z1, K1, (DI)
+
+gelu_done:
 	VZEROUPPER
 	RET

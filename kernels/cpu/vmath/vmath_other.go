@@ -6,3 +6,5 @@ func expSub(dst, src []float32, m float32) float32 { return expSubGo(dst, src, m
 func maxOf(src []float32) float32                  { return maxGo(src) }
 func scale(dst []float32, s float32)               { scaleGo(dst, s) }
 func sigmoid(dst, src []float32)                   { sigmoidGo(dst, src) }
+func tanh(dst, src []float32)                      { tanhGo(dst, src) }
+func gelu(dst, src []float32)                      { geluGo(dst, src) }

@@ -110,3 +110,78 @@ func BenchmarkExpScalar1500(b *testing.B) {
 		expSubGo(dst, src, 3)
 	}
 }
+
+func TestTanhGeluMatchFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 15, 16, 40, 3001} {
+		src := make([]float32, n)
+		for i := range src {
+			switch i % 4 {
+			case 0:
+				src[i] = float32(rng.NormFloat64() * 0.05) // small branch
+			case 1:
+				src[i] = float32(rng.NormFloat64() * 3)
+			case 2:
+				src[i] = float32(rng.Float64()*40 - 20)
+			default:
+				src[i] = float32(rng.NormFloat64())
+			}
+		}
+		th, ge := make([]float32, n), make([]float32, n)
+		Tanh(th, src)
+		GeluErf(ge, src)
+		for i, v := range src {
+			x := float64(v)
+			if w := math.Tanh(x); math.Abs(float64(th[i])-w) > 2.5e-7*math.Max(1, math.Abs(w)) || math.Abs(float64(th[i])-w) > 4*ulp(w) {
+				t.Fatalf("tanh(%v) = %v, want %v", v, th[i], w)
+			}
+			w := 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+			if math.Abs(float64(ge[i])-w) > 3e-7*math.Max(1, math.Abs(x)) {
+				t.Fatalf("gelu(%v) = %v, want %v", v, ge[i], w)
+			}
+			// The scalar and vector forms agree to rounding.
+			if s := GeluErf32(v); math.Abs(float64(s-ge[i])) > 2e-7*math.Max(1, math.Abs(x)) {
+				t.Fatalf("gelu(%v): scalar %v, vector %v", v, s, ge[i])
+			}
+		}
+	}
+	inf := float32(math.Inf(1))
+	src := []float32{float32(math.NaN()), inf, -inf, 0}
+	th := make([]float32, 4)
+	Tanh(th, src)
+	if !math.IsNaN(float64(th[0])) || th[1] != 1 || th[2] != -1 || th[3] != 0 {
+		t.Errorf("tanh(NaN, ±Inf, 0) = %v", th)
+	}
+	ge := make([]float32, 4)
+	GeluErf(ge, src)
+	if !math.IsNaN(float64(ge[0])) || !math.IsInf(float64(ge[1]), 1) || ge[3] != 0 {
+		t.Errorf("gelu(NaN, +Inf, 0) = %v", ge)
+	}
+}
+
+func ulp(x float64) float64 {
+	f := float32(math.Abs(x))
+	return float64(math.Nextafter32(f, float32(math.Inf(1))) - f)
+}
+
+func BenchmarkGelu(b *testing.B) {
+	src := make([]float32, 1536)
+	for i := range src {
+		src[i] = float32(i%97)/10 - 5
+	}
+	dst := make([]float32, 1536)
+	for i := 0; i < b.N; i++ {
+		GeluErf(dst, src)
+	}
+}
+
+func BenchmarkGeluScalar(b *testing.B) {
+	src := make([]float32, 1536)
+	for i := range src {
+		src[i] = float32(i%97)/10 - 5
+	}
+	dst := make([]float32, 1536)
+	for i := 0; i < b.N; i++ {
+		geluGo(dst, src)
+	}
+}

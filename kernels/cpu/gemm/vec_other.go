@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package gemm
+
+// dot returns Σ x[i]·y[i] over len(x) (y at least as long).
+func dot(x, y []float32) float32 { return dotGo(x, y[:len(x)]) }
+
+// axpy computes y[i] += s·x[i] over len(x) (y at least as long).
+func axpy(s float32, x, y []float32) { axpyGo(s, x, y[:len(x)]) }
