@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tensorforge/forge/dsp/frame"
 	"github.com/tensorforge/forge/stage"
 )
 
@@ -23,14 +24,18 @@ type Speech struct {
 // input frame holding that start. It keeps the audio of the open segment
 // only. It implements stage.Processor and stage.Flusher.
 type Processor struct {
-	det   *Detector
-	seg   *Segmenter
-	rate  int
-	chunk []float32 // samples waiting for a full chunk
-	fill  int
-	total int64 // samples received (positions count from the first)
-	base  int64 // Offset of the first frame
-	begun bool
+	det    *Detector
+	seg    *Segmenter
+	rate   int
+	framer *frame.Framer // cuts the PCM into detector chunks
+	onPCM  frame.Emit    // p.chunk, bound once (a method value per call would allocate)
+	total  int64         // samples received (positions count from the first)
+	base   int64         // Offset of the first frame
+	begun  bool
+
+	// what the chunk callback needs during Process/Flush
+	ctx  context.Context
+	emit stage.Emit[Speech]
 
 	hist      []float32 // audio from histStart up to total
 	histStart int64
@@ -56,7 +61,14 @@ func (m *Model) NewProcessor(ctx context.Context, rate int, opt Options) (*Proce
 		d.Close()
 		return nil, err
 	}
-	return &Processor{det: d, seg: s, rate: rate, chunk: make([]float32, d.ChunkSize())}, nil
+	fr, err := frame.New(d.ChunkSize())
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("vad: %w", err)
+	}
+	p := &Processor{det: d, seg: s, rate: rate, framer: fr}
+	p.onPCM = p.chunk
+	return p, nil
 }
 
 // NewStage wraps a new processor as a stage named name: PCM frames
@@ -84,27 +96,23 @@ func (p *Processor) Process(ctx context.Context, f stage.Frame[[]float32], emit 
 		p.marks = append(p.marks, mark{p.total, f.Entered})
 		p.hist = append(p.hist, f.Payload...)
 	}
-	for x := f.Payload; len(x) > 0; {
-		n := copy(p.chunk[p.fill:], x)
-		x = x[n:]
-		p.fill += n
-		p.total += int64(n)
-		if p.fill < len(p.chunk) {
-			break
-		}
-		p.fill = 0
-		if err := p.score(ctx, emit); err != nil {
-			return err
-		}
-	}
-	return nil
+	p.total += int64(len(f.Payload))
+	p.ctx, p.emit = ctx, emit
+	err := p.framer.Push(f.Payload, p.onPCM)
+	p.ctx, p.emit = nil, nil
+	return err
+}
+
+// chunk scores one detector chunk (a frame.Emit).
+func (p *Processor) chunk(pcm []float32, offset int64) error {
+	return p.score(p.ctx, pcm, p.emit)
 }
 
 // score runs the detector on the full chunk and emits what became final.
-func (p *Processor) score(ctx context.Context, emit stage.Emit[Speech]) error {
-	prob, err := p.det.Prob(ctx, p.chunk)
+func (p *Processor) score(ctx context.Context, pcm []float32, emit stage.Emit[Speech]) error {
+	prob, err := p.det.Prob(ctx, pcm)
 	if err != nil {
-		return fmt.Errorf("vad: chunk ending at sample %d: %w", p.total, err)
+		return fmt.Errorf("vad: chunk at sample %d: %w", p.seg.i*p.seg.window, err)
 	}
 	p.out = p.seg.Push(prob, p.out[:0])
 	if err := p.send(emit); err != nil {
@@ -121,12 +129,11 @@ func (p *Processor) Flush(ctx context.Context, emit stage.Emit[Speech]) error {
 		return ErrClosed
 	}
 	defer p.Close()
-	if p.fill > 0 {
-		clear(p.chunk[p.fill:])
-		p.fill = 0
-		if err := p.score(ctx, emit); err != nil {
-			return err
-		}
+	p.ctx, p.emit = ctx, emit
+	_, err := p.framer.Flush(p.onPCM) // the last partial chunk, zero-padded
+	p.ctx, p.emit = nil, nil
+	if err != nil {
+		return err
 	}
 	p.out = p.seg.Flush(p.total, p.out[:0])
 	return p.send(emit)
