@@ -36,6 +36,7 @@ func Open(path string) (*Model, error) {
 // allocated, so arbitrary input yields an error, never a panic or a huge
 // allocation.
 func Parse(b []byte) (*Model, error) {
+	p := &parser{budget: 16*int64(len(b)) + 1<<20}
 	m := &Model{}
 	err := eachField(b, func(f field) error {
 		switch f.num {
@@ -55,7 +56,7 @@ func Parse(b []byte) (*Model, error) {
 			if f.typ != protowire.BytesType {
 				return errWire("graph")
 			}
-			g, err := parseGraph(f.b, 0)
+			g, err := p.parseGraph(f.b, 0)
 			if err != nil {
 				return fmt.Errorf("graph: %w", err)
 			}
@@ -111,7 +112,7 @@ func Parse(b []byte) (*Model, error) {
 	return m, nil
 }
 
-func parseGraph(b []byte, depth int) (*Graph, error) {
+func (p *parser) parseGraph(b []byte, depth int) (*Graph, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("subgraphs nested deeper than %d", maxDepth)
 	}
@@ -123,7 +124,7 @@ func parseGraph(b []byte, depth int) (*Graph, error) {
 		}
 		switch f.num {
 		case 1:
-			n, err := parseNode(f.b, depth)
+			n, err := p.parseNode(f.b, depth)
 			if err != nil {
 				return fmt.Errorf("node %d: %w", len(g.Nodes), err)
 			}
@@ -131,13 +132,13 @@ func parseGraph(b []byte, depth int) (*Graph, error) {
 		case 2:
 			g.Name = string(f.b)
 		case 5:
-			t, err := parseTensor(f.b)
+			t, err := p.parseTensor(f.b)
 			if err != nil {
 				return fmt.Errorf("initializer %d: %w", len(g.Initializers), err)
 			}
 			g.Initializers = append(g.Initializers, t)
 		case 11, 12, 13:
-			v, err := parseValueInfo(f.b)
+			v, err := p.parseValueInfo(f.b)
 			if err != nil {
 				return fmt.Errorf("value_info: %w", err)
 			}
@@ -158,7 +159,10 @@ func parseGraph(b []byte, depth int) (*Graph, error) {
 	return g, nil
 }
 
-func parseNode(b []byte, depth int) (*Node, error) {
+func (p *parser) parseNode(b []byte, depth int) (*Node, error) {
+	if err := p.spend(nodeCost); err != nil {
+		return nil, err
+	}
 	n := &Node{}
 	err := eachField(b, func(f field) error {
 		if f.typ != protowire.BytesType {
@@ -176,7 +180,7 @@ func parseNode(b []byte, depth int) (*Node, error) {
 		case 7:
 			n.Domain = string(f.b)
 		case 5:
-			a, err := parseAttribute(f.b, depth)
+			a, err := p.parseAttribute(f.b, depth)
 			if err != nil {
 				return fmt.Errorf("attribute %d: %w", len(n.Attrs), err)
 			}
@@ -193,8 +197,11 @@ func parseNode(b []byte, depth int) (*Node, error) {
 	return n, nil
 }
 
-func parseAttribute(b []byte, depth int) (Attribute, error) {
+func (p *parser) parseAttribute(b []byte, depth int) (Attribute, error) {
 	var a Attribute
+	if err := p.spend(attrCost); err != nil {
+		return a, err
+	}
 	err := eachField(b, func(f field) error {
 		switch f.num {
 		case 1:
@@ -214,7 +221,7 @@ func parseAttribute(b []byte, depth int) (Attribute, error) {
 			if f.typ != protowire.BytesType {
 				return errWire("attribute t")
 			}
-			t, err := parseTensor(f.b)
+			t, err := p.parseTensor(f.b)
 			if err != nil {
 				return err
 			}
@@ -223,7 +230,7 @@ func parseAttribute(b []byte, depth int) (Attribute, error) {
 			if f.typ != protowire.BytesType {
 				return errWire("attribute g")
 			}
-			g, err := parseGraph(f.b, depth+1)
+			g, err := p.parseGraph(f.b, depth+1)
 			if err != nil {
 				return err
 			}
@@ -241,7 +248,7 @@ func parseAttribute(b []byte, depth int) (Attribute, error) {
 			if f.typ != protowire.BytesType {
 				return errWire("attribute tensors")
 			}
-			t, err := parseTensor(f.b)
+			t, err := p.parseTensor(f.b)
 			if err != nil {
 				return err
 			}
@@ -250,7 +257,7 @@ func parseAttribute(b []byte, depth int) (Attribute, error) {
 			if f.typ != protowire.BytesType {
 				return errWire("attribute graphs")
 			}
-			g, err := parseGraph(f.b, depth+1)
+			g, err := p.parseGraph(f.b, depth+1)
 			if err != nil {
 				return err
 			}
@@ -264,8 +271,11 @@ func parseAttribute(b []byte, depth int) (Attribute, error) {
 	return a, nil
 }
 
-func parseValueInfo(b []byte) (ValueInfo, error) {
+func (p *parser) parseValueInfo(b []byte) (ValueInfo, error) {
 	var v ValueInfo
+	if err := p.spend(attrCost); err != nil {
+		return v, err
+	}
 	err := eachField(b, func(f field) error {
 		switch f.num {
 		case 1:
@@ -291,6 +301,9 @@ func parseValueInfo(b []byte) (ValueInfo, error) {
 							if f.num != 1 || f.typ != protowire.BytesType {
 								return nil
 							}
+							if err := p.spend(16); err != nil {
+								return err
+							}
 							d := Dim{Value: -1}
 							err := eachField(f.b, func(f field) error {
 								switch f.num {
@@ -314,7 +327,10 @@ func parseValueInfo(b []byte) (ValueInfo, error) {
 	return v, err
 }
 
-func parseTensor(b []byte) (*Tensor, error) {
+func (p *parser) parseTensor(b []byte) (*Tensor, error) {
+	if err := p.spend(tensorCost); err != nil {
+		return nil, err
+	}
 	t := &Tensor{}
 	var (
 		raw                     []byte
@@ -497,6 +513,31 @@ func eachField(b []byte, fn func(field) error) error {
 
 func errWire(what string) error {
 	return fmt.Errorf("%s: unexpected wire type", what)
+}
+
+// parser carries the allocation budget of one Parse call. Every decoded
+// node, attribute, tensor and repeated number is charged against it, so
+// that hostile input made of many tiny messages cannot make the reader
+// allocate far more than the file's size.
+type parser struct {
+	budget int64
+}
+
+// Rough heap costs of the decoded structures, in bytes.
+const (
+	nodeCost   = 256
+	attrCost   = 192
+	tensorCost = 192
+)
+
+var errBudget = errors.New("model structure too large for its file size")
+
+func (p *parser) spend(n int64) error {
+	p.budget -= n
+	if p.budget < 0 {
+		return errBudget
+	}
+	return nil
 }
 
 // appendVarints appends one varint field or a packed run of them.
