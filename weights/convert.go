@@ -3,6 +3,7 @@ package weights
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -21,9 +22,32 @@ type conversion struct {
 	notes   []string
 	closers []func() error
 	names   map[string]bool
+	// origin maps source file → ONNX value name → the tensor names made
+	// from it, so that `models graph` can show converted names in the
+	// graph; file is the ONNX file being converted.
+	origin map[string]map[string][]string
+	file   string
 }
 
-func newConversion() *conversion { return &conversion{names: map[string]bool{}} }
+func newConversion() *conversion {
+	return &conversion{names: map[string]bool{}, origin: map[string]map[string][]string{}}
+}
+
+// from records that tensor name was made from the ONNX value onnxName of
+// the current file.
+func (c *conversion) from(onnxName, name string) {
+	m := c.origin[c.file]
+	if m == nil {
+		m = map[string][]string{}
+		c.origin[c.file] = m
+	}
+	for _, n := range m[onnxName] {
+		if n == name {
+			return
+		}
+	}
+	m[onnxName] = append(m[onnxName], name)
+}
 
 func (c *conversion) close() {
 	for _, f := range c.closers {
@@ -59,6 +83,7 @@ func (c *conversion) openONNX(path string) (*onnx.Model, error) {
 		return nil, err
 	}
 	c.closers = append(c.closers, m.Close)
+	c.file = filepath.Base(path)
 	return m, nil
 }
 

@@ -79,6 +79,7 @@ func kokoroGraph(ctx context.Context, c *conversion, ix *graphIndex, nodes []*on
 			return fmt.Errorf("%s claimed twice", onnxName)
 		}
 		claimed[onnxName] = true
+		c.from(onnxName, pt)
 		dt, err := stDType(t.DataType)
 		if err != nil {
 			return fmt.Errorf("%s: %w", onnxName, err)
@@ -272,18 +273,19 @@ func kokoroLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string]
 		wb := reorderGates(b[:H4*4], H, 1, 4)
 		rb := reorderGates(b[H4*4:], H, 1, 4)
 		for _, p := range []struct {
-			name  string
-			shape []int
-			data  []byte
+			name, src string
+			shape     []int
+			data      []byte
 		}{
-			{"weight_ih", []int{H4, I}, w},
-			{"weight_hh", []int{H4, H}, r},
-			{"bias_ih", []int{H4}, wb},
-			{"bias_hh", []int{H4}, rb},
+			{"weight_ih", n.Inputs[1], []int{H4, I}, w},
+			{"weight_hh", n.Inputs[2], []int{H4, H}, r},
+			{"bias_ih", n.Inputs[3], []int{H4}, wb},
+			{"bias_hh", n.Inputs[3], []int{H4}, rb},
 		} {
 			if err := c.add(base+"."+p.name+suffix, safetensors.F32, p.shape, p.data); err != nil {
 				return err
 			}
+			c.from(p.src, base+"."+p.name+suffix)
 		}
 	}
 	return nil

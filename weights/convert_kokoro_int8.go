@@ -275,19 +275,20 @@ func kokoroQLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string
 		w := reorderGates(transpose2D(W.Raw[d*I*H4:(d+1)*I*H4], I, H4, 1), H, I, 1)
 		r := reorderGates(transpose2D(R.Raw[d*H*H4:(d+1)*H*H4], H, H4, 1), H, H, 1)
 		b := B.Raw[d*2*H4*4 : (d+1)*2*H4*4]
-		add := func(name string, dt safetensors.DType, shape []int, data []byte) error {
+		add := func(name, src string, dt safetensors.DType, shape []int, data []byte) error {
+			c.from(src, base+"."+name+suffix)
 			return c.add(base+"."+name+suffix, dt, shape, data)
 		}
-		if err := add("weight_ih", safetensors.I8, []int{H4, I}, w); err != nil {
+		if err := add("weight_ih", n.Inputs[1], safetensors.I8, []int{H4, I}, w); err != nil {
 			return err
 		}
-		if err := add("weight_hh", safetensors.I8, []int{H4, H}, r); err != nil {
+		if err := add("weight_hh", n.Inputs[2], safetensors.I8, []int{H4, H}, r); err != nil {
 			return err
 		}
-		if err := add("bias_ih", safetensors.F32, []int{H4}, reorderGates(b[:H4*4], H, 1, 4)); err != nil {
+		if err := add("bias_ih", n.Inputs[3], safetensors.F32, []int{H4}, reorderGates(b[:H4*4], H, 1, 4)); err != nil {
 			return err
 		}
-		if err := add("bias_hh", safetensors.F32, []int{H4}, reorderGates(b[H4*4:], H, 1, 4)); err != nil {
+		if err := add("bias_hh", n.Inputs[3], safetensors.F32, []int{H4}, reorderGates(b[H4*4:], H, 1, 4)); err != nil {
 			return err
 		}
 		for _, q := range []struct {
@@ -300,6 +301,8 @@ func kokoroQLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string
 				return fmt.Errorf("%s: scale %s / zero point %s", n.Name, q.scale.DataType, q.zp.DataType)
 			}
 			name := base + "." + q.name + suffix
+			c.from(q.scale.Name, name+"_scale")
+			c.from(q.zp.Name, name+"_zero_point")
 			if err := c.add(name+"_scale", safetensors.F32, []int{}, q.scale.Raw[4*d:4*d+4]); err != nil {
 				return err
 			}

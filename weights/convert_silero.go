@@ -94,6 +94,7 @@ func sileroGraph(c *conversion, g *onnx.Graph) error {
 			if err := c.add(prefix[br]+rest, safetensors.F32, t.Shape(), t.Raw); err != nil {
 				return err
 			}
+			c.from(name, prefix[br]+rest)
 			claimed[name] = true
 			found++
 		}

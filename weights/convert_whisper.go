@@ -117,6 +117,7 @@ func whisperGraph(c *conversion, g *onnx.Graph, prefix string) error {
 		if err := c.add(whisperName(name, prefix), safetensors.F32, t.Shape(), t.Raw); err != nil {
 			return err
 		}
+		c.from(name, whisperName(name, prefix))
 		claimed[name] = true
 	}
 	if left := ix.unused(claimed, 2); len(left) > 0 {
@@ -158,6 +159,9 @@ func addQuantized(c *conversion, name string, q, scale, zp *onnx.Tensor, matmul 
 	if err := c.add(name, dt, shape, data); err != nil {
 		return err
 	}
+	c.from(q.Name, name)
+	c.from(scale.Name, name+"_scale")
+	c.from(zp.Name, name+"_zero_point")
 	if err := c.add(name+"_scale", safetensors.F32, sshape, scale.Raw); err != nil {
 		return err
 	}

@@ -18,12 +18,14 @@ import (
 const usage = `usage:
   models fetch [ID... | all]   fetch, verify and convert into the cache
   models list ID               every converted tensor: name, dtype, shape
-  models graph ID [FILE]       the ONNX graph(s) of ID: inputs, outputs, initializers, nodes
+  models graph ID [FILE]       the ONNX graph(s) of ID: inputs, outputs, initializers, nodes,
+                               with converted tensor names as {=name}
+  models const ID NAME [FILE]  every value of one ONNX constant (initializer or Constant output)
   models info [ID]             source table, cache paths, manifest summary
   models path ID [FILE]        cached path of the model dir or of one of its files
 ids: ` + "%s\n"
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(os.Stderr, usage, strings.Join(weights.IDs(), ", "))
 		return errors.New("no command")
@@ -32,7 +34,6 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := os.Stdout
 	switch args[0] {
 	case "fetch":
 		return fetchCmd(ctx, cache, args[1:])
@@ -50,6 +51,15 @@ func run(ctx context.Context, args []string) error {
 			file = args[2]
 		}
 		return graphCmd(out, cache, args[1], file)
+	case "const":
+		if len(args) < 3 || len(args) > 4 {
+			return errors.New("usage: models const ID NAME [FILE]")
+		}
+		file := ""
+		if len(args) == 4 {
+			file = args[3]
+		}
+		return constCmd(out, cache, args[1], args[2], file)
 	case "info":
 		return infoCmd(out, cache, args[1:])
 	case "path":
@@ -72,7 +82,7 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprintln(out, p)
 		return nil
 	case "-h", "--help", "help":
-		fmt.Printf(usage, strings.Join(weights.IDs(), ", "))
+		fmt.Fprintf(out, usage, strings.Join(weights.IDs(), ", "))
 		return nil
 	}
 	fmt.Fprintf(os.Stderr, usage, strings.Join(weights.IDs(), ", "))
@@ -126,6 +136,11 @@ func graphCmd(w io.Writer, cache *weights.Cache, id, file string) error {
 	if err != nil {
 		return err
 	}
+	var names map[string]map[string][]string
+	if a, err := cache.Open(id); err == nil {
+		names = a.Manifest.ONNXNames
+		a.Close()
+	}
 	shown := 0
 	for _, f := range m.Files {
 		if !strings.HasSuffix(f.Name, ".onnx") || (file != "" && f.Name != file) {
@@ -140,7 +155,7 @@ func graphCmd(w io.Writer, cache *weights.Cache, id, file string) error {
 			return err
 		}
 		fmt.Fprintf(w, "# %s/%s: ir %d, opsets %s, producer %s %s\n", id, f.Name, g.IRVersion, opsets(g.Opsets), g.ProducerName, g.ProducerVersion)
-		printGraph(w, g.Graph, "")
+		printGraph(w, g.Graph, "", names[f.Name])
 		g.Close()
 		shown++
 	}
@@ -148,6 +163,35 @@ func graphCmd(w io.Writer, cache *weights.Cache, id, file string) error {
 		return fmt.Errorf("%s has no ONNX file %q", id, file)
 	}
 	return nil
+}
+
+func constCmd(w io.Writer, cache *weights.Cache, id, name, file string) error {
+	m, err := weights.Lookup(id)
+	if err != nil {
+		return err
+	}
+	for _, f := range m.Files {
+		if !strings.HasSuffix(f.Name, ".onnx") || (file != "" && f.Name != file) {
+			continue
+		}
+		p, err := cache.SourcePath(id, f.Name)
+		if err != nil {
+			return err
+		}
+		g, err := onnx.Open(p)
+		if err != nil {
+			return err
+		}
+		t, ok := constants(g.Graph)[name]
+		if ok {
+			err = printValues(w, t)
+		}
+		g.Close()
+		if ok {
+			return err
+		}
+	}
+	return fmt.Errorf("%s has no constant %q", id, name)
 }
 
 func opsets(os []onnx.Opset) string {

@@ -3,6 +3,7 @@
 //	models fetch [ID... | all]   fetch, verify and convert into the cache (what `make models` runs)
 //	models list ID               every converted tensor: name, dtype, shape
 //	models graph ID [FILE]       the ONNX graph(s): inputs, outputs, initializers, nodes with attributes
+//	models const ID NAME [FILE]  every value of one ONNX constant
 //	models info [ID]             source table, cache paths, manifest summary
 //	models path ID [FILE]        the cached path of a side file (or the model dir)
 //
@@ -20,7 +21,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "models:", err)
 		os.Exit(1)
 	}
