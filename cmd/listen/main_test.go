@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/weights"
+)
+
+// requireModel skips loudly when the VAD weights are not in the cache (the
+// CLI would try to fetch them).
+func requireModel(t *testing.T) {
+	t.Helper()
+	c, err := weights.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Ready(weights.SileroVADv6) {
+		t.Skipf("SKIPPED: silero-vad-v6 is not in the model cache %s — run `go run ./cmd/models fetch silero-vad-v6` (or `make models`)", c.Root)
+	}
+}
+
+// goldenWAV returns the path of ../shared/golden/audio/<name>.wav relative
+// to the repository root.
+func goldenWAV(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no go.mod above the test")
+		}
+		dir = filepath.Dir(dir)
+	}
+	p := filepath.Join(dir, "..", "shared", "golden", "audio", name+".wav")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("SKIPPED: golden audio not found: %v", err)
+	}
+	return p
+}
+
+// wavBytes builds a 16-bit PCM WAV with interleaved samples.
+func wavBytes(rate, channels int, samples []int16) []byte {
+	var b bytes.Buffer
+	data := 2 * len(samples)
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, uint32(36+data))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(channels), uint32(rate),
+		uint32(rate * channels * 2), uint16(channels * 2), uint16(16)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, uint32(data))
+	binary.Write(&b, binary.LittleEndian, samples)
+	return b.Bytes()
+}
+
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runListen(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// jfkText is what get_speech_timestamps gives for jfk.wav with the
+// defaults (samples at 16 kHz; see models/vad's reference cases).
+const jfkText = "0.322 2.27\n3.266 4.446\n5.378 7.678\n8.162 10.622\n"
+
+func TestVADOnly(t *testing.T) {
+	requireModel(t)
+	jfk := goldenWAV(t, "jfk")
+	code, out, errs := runListen(t, "--vad-only", jfk)
+	if code != exitOK || out != jfkText {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and %q", code, out, errs, jfkText)
+	}
+
+	code, out, errs = runListen(t, "--vad-only", "--json", jfk)
+	if code != exitOK {
+		t.Fatalf("--json: exit %d: %s", code, errs)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var seg struct{ Start, End float64 }
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&seg); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		got = append(got, strings.TrimSpace(strings.Join([]string{fmtF(seg.Start), fmtF(seg.End)}, " ")))
+	}
+	if strings.Join(got, "\n")+"\n" != jfkText {
+		t.Errorf("--json segments %v, want %q", got, jfkText)
+	}
+}
+
+func fmtF(x float64) string {
+	b, _ := json.Marshal(x)
+	return string(b)
+}
+
+// TestVADOnlyStereo: a two-channel file is mixed down; identical channels
+// give the mono result.
+func TestVADOnlyStereo(t *testing.T) {
+	requireModel(t)
+	c, err := audio.ReadWAVFile(goldenWAV(t, "jfk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter := make([]int16, 2*len(c.Samples))
+	for i, s := range c.Samples {
+		v := int16(s * 32768)
+		inter[2*i], inter[2*i+1] = v, v
+	}
+	p := writeTemp(t, "stereo.wav", wavBytes(16000, 2, inter))
+	code, out, errs := runListen(t, "--vad-only", p)
+	if code != exitOK || out != jfkText {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, out, errs, jfkText)
+	}
+}
+
+// TestVADOnlyBadInput: every bad input exits non-zero with a message that
+// names the problem, and prints no segment.
+func TestVADOnlyBadInput(t *testing.T) {
+	requireModel(t)
+	tone := make([]int16, 44100)
+	for _, c := range []struct {
+		name string
+		args func(t *testing.T) []string
+		code int
+		msg  string
+	}{
+		{"44.1 kHz", func(t *testing.T) []string {
+			return []string{"--vad-only", writeTemp(t, "cd.wav", wavBytes(44100, 1, tone))}
+		}, exitError, "unsupported sample rate: 44100 Hz"},
+		{"no samples", func(t *testing.T) []string {
+			return []string{"--vad-only", writeTemp(t, "empty.wav", wavBytes(16000, 1, nil))}
+		}, exitError, "empty audio"},
+		{"not a WAV", func(t *testing.T) []string {
+			return []string{"--vad-only", writeTemp(t, "x.wav", []byte("hello, this is not audio at all"))}
+		}, exitError, "not a RIFF/WAVE file"},
+		{"truncated", func(t *testing.T) []string {
+			b := wavBytes(16000, 1, make([]int16, 16000))
+			return []string{"--vad-only", writeTemp(t, "cut.wav", b[:30])}
+		}, exitError, "truncated"},
+		{"missing file", func(t *testing.T) []string {
+			return []string{"--vad-only", filepath.Join(t.TempDir(), "nope.wav")}
+		}, exitError, "no such file"},
+		{"no file", func(*testing.T) []string { return []string{"--vad-only"} }, exitUsage, "want exactly one input file"},
+		{"bad threshold", func(t *testing.T) []string {
+			return []string{"--vad-only", "--vad-threshold", "2", "x.wav"}
+		}, exitUsage, "threshold 2 is not in (0, 1]"},
+		{"unknown flag", func(*testing.T) []string { return []string{"--vad-onyl", "x.wav"} }, exitUsage, "flag provided but not defined"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runListen(t, c.args(t)...)
+			if code != c.code || out != "" || !strings.Contains(errs, c.msg) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and a message containing %q", code, out, errs, c.code, c.msg)
+			}
+		})
+	}
+}
+
+// TestVADOnlyCancelled: a cancelled run fails with the context's error.
+func TestVADOnlyCancelled(t *testing.T) {
+	requireModel(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"--vad-only", goldenWAV(t, "silero_test")}, strings.NewReader(""), &out, &errb)
+	if code != exitError || !strings.Contains(errb.String(), context.Canceled.Error()) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, errb.String(), exitError, context.Canceled)
+	}
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatal("context not cancelled")
+	}
+}
