@@ -2,8 +2,10 @@ package gemm
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,73 +119,75 @@ func sgemmCases() []sgemmCase {
 		sgemmCase{true, true, 530, 7, 3, 1, 1, 0},
 		sgemmCase{false, true, 5, 1030, 6, 0, -1, 1},
 		sgemmCase{true, false, 3, 700, 770, 2, 1, 0},
+		// Vector products large enough to be split over threads.
+		sgemmCase{false, true, 1, 5000, 500, 0, 1, 0.5},
+		sgemmCase{true, false, 1, 5000, 500, 3, 1, 0},
+		sgemmCase{false, false, 4100, 1, 600, 1, -1, 1},
+		sgemmCase{true, true, 4100, 1, 600, 0, 1, 0},
 	)
 	return cs
 }
 
 func TestSGEMMMatchesFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	cases := sgemmCases()
-	for name, e := range testEngines(t) {
-		t.Run(name, func(t *testing.T) {
-			for _, tc := range cases {
-				checkSGEMM1(t, r, e, tc)
+	engines := testEngines(t)
+	names := slices.Sorted(maps.Keys(engines))
+	for _, tc := range sgemmCases() {
+		// One set of inputs and one float64 reference per case, shared by
+		// every path.
+		ar, ac := tc.m, tc.k
+		if tc.transA {
+			ar, ac = tc.k, tc.m
+		}
+		br, bc := tc.k, tc.n
+		if tc.transB {
+			br, bc = tc.n, tc.k
+		}
+		lda, ldb, ldc := max(ac+tc.pad, 1), max(bc+tc.pad, 1), max(tc.n+tc.pad, 1)
+		a := randSlice(r, ar*lda)
+		b := randSlice(r, br*ldb)
+		c0 := randSlice(r, tc.m*ldc)
+		if tc.beta == 0 {
+			// BLAS semantics: C is not read when beta == 0.
+			for i := range c0 {
+				c0[i] = float32(math.NaN())
 			}
-		})
+		}
+		want, mag := refSGEMM(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c0, ldc)
+		for _, name := range names {
+			c := slices.Clone(c0)
+			engines[name].SGEMM(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+			compareSGEMM(t, name+" "+tc.String(), c, c0, ldc, want, mag, tc.m, tc.n, tc.k)
+		}
 	}
 }
 
-func checkSGEMM1(t *testing.T, r *rand.Rand, e *Engine, tc sgemmCase) {
+// compareSGEMM checks C against the float64 reference with the rounding
+// bound of a float32 evaluation with k products and a final fma: each term
+// picks up at most (k+2) unit roundoffs. Padding columns must be untouched.
+func compareSGEMM(t *testing.T, what string, c, orig []float32, ldc int, want, mag []float64, m, n, k int) {
 	t.Helper()
-	ar, ac := tc.m, tc.k
-	if tc.transA {
-		ar, ac = tc.k, tc.m
-	}
-	br, bc := tc.k, tc.n
-	if tc.transB {
-		br, bc = tc.n, tc.k
-	}
-	lda, ldb, ldc := ac+tc.pad, bc+tc.pad, tc.n+tc.pad
-	lda, ldb, ldc = max(lda, 1), max(ldb, 1), max(ldc, 1)
-	a := randSlice(r, ar*lda)
-	b := randSlice(r, br*ldb)
-	c := randSlice(r, tc.m*ldc)
-	if tc.beta == 0 {
-		// BLAS semantics: C is not read when beta == 0.
-		for i := range c {
-			c[i] = float32(math.NaN())
-		}
-	}
-	orig := append([]float32(nil), c...)
-	want, mag := refSGEMM(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
-	e.SGEMM(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
-	// Rounding bound for float32 with k products and a final fma: each
-	// term picks up at most (k+2) unit roundoffs.
-	eps := float64(tc.k+2) * 0x1p-23
+	eps := float64(k+2) * 0x1p-23
 	bad := 0
-	for i := 0; i < tc.m; i++ {
+	for i := 0; i < m; i++ {
 		for j := 0; j < ldc; j++ {
 			got := c[i*ldc+j]
-			if j >= tc.n {
+			if j >= n {
 				if math.Float32bits(got) != math.Float32bits(orig[i*ldc+j]) {
-					t.Fatalf("%v: padding C[%d,%d] changed to %v", tc, i, j, got)
+					t.Fatalf("%s: padding C[%d,%d] changed to %v", what, i, j, got)
 				}
 				continue
 			}
-			w, g := want[i*tc.n+j], mag[i*tc.n+j]
+			w, g := want[i*n+j], mag[i*n+j]
 			if d := math.Abs(float64(got) - w); !(d <= eps*g+1e-30) {
 				if bad++; bad <= 3 {
-					t.Errorf("%v: C[%d,%d] = %v, want %v (|diff| %.3g > bound %.3g)", tc, i, j, got, w, d, eps*g)
+					t.Errorf("%s: C[%d,%d] = %v, want %v (|diff| %.3g > bound %.3g)", what, i, j, got, w, d, eps*g)
 				}
 			}
 		}
 	}
 	if bad > 0 {
-		t.Fatalf("%v: %d wrong elements", tc, bad)
-	}
-	// Rows past m (none here) and the trailing slice must be untouched.
-	if len(c) != len(orig) {
-		t.Fatalf("length changed")
+		t.Fatalf("%s: %d wrong elements", what, bad)
 	}
 }
 
@@ -291,6 +295,14 @@ func TestGoPathAllocatesNothing(t *testing.T) {
 		// per-call allocation.
 		if allocs >= 1 {
 			t.Errorf("%s: %.1f allocations per SGEMM, want 0", name, allocs)
+		}
+		// A strided vector product uses the gemv scratch.
+		e.SGEMM(true, false, 1, n, k, 1, a, m, b, n, 0, c, n)
+		allocs = testing.AllocsPerRun(20, func() {
+			e.SGEMM(true, false, 1, n, k, 1, a, m, b, n, 0, c, n)
+		})
+		if allocs >= 1 {
+			t.Errorf("%s: %.1f allocations per vector product, want 0", name, allocs)
 		}
 	}
 }
