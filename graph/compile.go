@@ -646,6 +646,15 @@ func (c *compiler) placeKernel(i int, n *node) {
 			ins[k] = c.dense(j)
 		}
 	}
+	// Copies made for later inputs move the kernel's step further on: every
+	// arena input (a dense copy or a value read in place) must stay live
+	// until the kernel itself runs, or its memory may be handed to the
+	// kernel's outputs.
+	for _, o := range ins {
+		if o.kind == inArena && o.idx >= 0 {
+			c.temps[o.idx].end = max(c.temps[o.idx].end, len(c.steps))
+		}
+	}
 	if n.kop == kernels.OpMatMul {
 		// Give both operands the output's batch axes (broadcast by stride 0).
 		batch := n.shape[:len(n.shape)-2]
