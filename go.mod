@@ -15,5 +15,6 @@ require (
 
 require (
 	github.com/go-audio/riff v1.0.0 // indirect
+	github.com/gordonklaus/portaudio v0.0.0-20250206071425-98a94950218b // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 )
