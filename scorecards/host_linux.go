@@ -1,0 +1,3 @@
+package scorecards
+
+func cpuModel() string { return cpuModelFromProc() }

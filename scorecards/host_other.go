@@ -1,0 +1,5 @@
+//go:build !linux && !darwin
+
+package scorecards
+
+func cpuModel() string { return "" }
