@@ -91,6 +91,14 @@ func BenchmarkGemmU8(b *testing.B) {
 				}
 				b.ReportMetric(2*float64(m*n*kk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
 			})
+			cf, scaleB, bias := make([]float32, m*n), []float32{0.01}, make([]float32, n)
+			b.Run(fmt.Sprintf("%s-f32/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e.GemmU8F32(m, a, kk, 117, 0.02, qb, scaleB, bias, cf, n)
+				}
+				b.ReportMetric(2*float64(m*n*kk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
 		}
 	}
 }

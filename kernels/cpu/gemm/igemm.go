@@ -132,12 +132,34 @@ func grow[T any](x []T, n int) []T {
 //	c[i*ldc+j] = Σ a·b − rowSum[i]·zb[j] + colTerm[j]
 //
 // where colTerm[j] = k·za·zb[j] − za·colSum[j].
+//
+// fnF32 is the same product followed by the dequantizing epilogue of
+// [Engine.GemmU8F32]: c[i*ldc+j] = float32(product)·scale[j] + bias[j],
+// multiply then add, each rounded to float32 (no fused multiply-add), as the
+// Cast → Mul → Add nodes of a dynamically quantized ONNX graph compute it.
 type igemmKernel struct {
-	name string
-	fn   func(kq int, a *uint8, b *int8, c *int32, ldc int, rowSum, zb, colTerm *int32)
+	name  string
+	fn    func(kq int, a *uint8, b *int8, c *int32, ldc int, rowSum, zb, colTerm *int32)
+	fnF32 func(kq int, a *uint8, b *int8, c *float32, ldc int, rowSum, zb, colTerm *int32, scale, bias *float32)
 }
 
-var genericIKernel = &igemmKernel{name: "go", fn: igemmKernelGo}
+var genericIKernel = &igemmKernel{name: "go", fn: igemmKernelGo, fnF32: igemmKernelGoF32}
+
+func igemmKernelGoF32(kq int, a *uint8, b *int8, c *float32, ldc int, rowSum, zb, colTerm *int32, scale, bias *float32) {
+	var t [imr * inr]int32
+	igemmKernelGo(kq, a, b, &t[0], inr, rowSum, zb, colTerm)
+	sc := unsafe.Slice(scale, inr)
+	bs := unsafe.Slice(bias, inr)
+	cs := unsafe.Slice(c, (imr-1)*ldc+inr)
+	for i := 0; i < imr; i++ {
+		row := cs[i*ldc : i*ldc+inr]
+		for j := range row {
+			// The explicit conversion rounds the product, so the compiler
+			// may not fuse it with the add (it would on arm64).
+			row[j] = float32(float32(t[i*inr+j])*sc[j]) + bs[j]
+		}
+	}
+}
 
 // igemmKernelGo is the portable integer kernel (and the reference the
 // assembly ones are tested against).
@@ -191,6 +213,60 @@ func (e *Engine) GemmU8(m int, a []uint8, lda int, za uint8, b *QuantB, c []int3
 	}
 	j := e.ijobs.Get().(*igemmJob)
 	j.run(m, a, lda, za, b, c, ldc)
+	e.ijobs.Put(j)
+}
+
+// GemmU8F32 computes the dequantized product in float32:
+//
+//	C[i,j] = float32((A − za)·(B − zb))[i,j] · (scaleA·scaleB[j]) + bias[j]
+//
+// i.e. MatMulInteger followed by the Cast, Mul and Add that a dynamically
+// quantized ONNX graph applies to its output, fused so that the int32 product
+// never goes through memory. scaleB holds one scale (per tensor) or n (per
+// column); bias is nil or holds n values. C is m×n with row stride ldc and is
+// overwritten.
+func (e *Engine) GemmU8F32(m int, a []uint8, lda int, za uint8, scaleA float32, b *QuantB, scaleB, bias []float32, c []float32, ldc int) {
+	k, n := b.k, b.n
+	if m < 0 {
+		panic(fmt.Sprintf("gemm: GemmU8F32: negative m=%d", m))
+	}
+	checkLD("a", k, lda)
+	checkLen("a", m, k, len(a), lda)
+	checkLD("c", n, ldc)
+	checkLen("c", m, n, len(c), ldc)
+	if len(scaleB) != 1 && len(scaleB) != n {
+		panic(fmt.Sprintf("gemm: GemmU8F32: len(scaleB) = %d, want 1 or n = %d", len(scaleB), n))
+	}
+	if bias != nil && len(bias) != n {
+		panic(fmt.Sprintf("gemm: GemmU8F32: len(bias) = %d, want n = %d", len(bias), n))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	j := e.ijobs.Get().(*igemmJob)
+	padded := len(b.colSum)
+	j.scale = grow(j.scale, padded)
+	j.bias = grow(j.bias, padded)
+	clear(j.scale[n:])
+	clear(j.bias)
+	for x := 0; x < n; x++ {
+		sb := scaleB[0]
+		if len(scaleB) == n {
+			sb = scaleB[x]
+		}
+		j.scale[x] = scaleA * sb
+	}
+	copy(j.bias, bias)
+	j.cf = c
+	if k == 0 {
+		// An empty sum is 0, so C is just the bias.
+		for i := 0; i < m; i++ {
+			copy(c[i*ldc:i*ldc+n], j.bias[:n])
+		}
+	} else {
+		j.run(m, a, lda, za, b, nil, ldc)
+	}
+	j.cf = nil
 	e.ijobs.Put(j)
 }
 
@@ -259,11 +335,16 @@ type igemmJob struct {
 	rowSum  []int32   // Σ_p A[i,p], padded to whole panels
 	colTerm []int32   // k·za·zb[j] − za·colSum[j]
 	tile    [][]int32 // per slot edge tile
+
+	// GemmU8F32: float output, per-column scale and bias (both padded).
+	cf          []float32
+	scale, bias []float32
+	tileF       [][]float32
 	qb      QuantB    // B scratch for the one-shot MatMulInteger calls
 }
 
 func newIGEMMJob(e *Engine) *igemmJob {
-	j := &igemmJob{e: e, kern: e.ikern, tile: make([][]int32, e.threads)}
+	j := &igemmJob{e: e, kern: e.ikern, tile: make([][]int32, e.threads), tileF: make([][]float32, e.threads)}
 	j.team.init(j.task)
 	return j
 }
@@ -359,9 +440,11 @@ func (j *igemmJob) compute(t, slot int) {
 	p1 := min(j.panels, p0+j.rowBlk)
 	if j.tile[slot] == nil {
 		j.tile[slot] = make([]int32, imr*inr)
+		j.tileF[slot] = make([]float32, imr*inr)
 	}
-	tile := j.tile[slot]
-	fn := j.kern.fn
+	tile, tileF := j.tile[slot], j.tileF[slot]
+	fn, fnF32 := j.kern.fn, j.kern.fnF32
+	ldc := j.ldc
 	for ir := p0; ir < p1; ir++ {
 		ap := &j.apack[ir*imr*kq*4]
 		i := ir * imr
@@ -371,13 +454,25 @@ func (j *igemmJob) compute(t, slot int) {
 			jj := s * inr
 			cols := min(inr, b.n-jj)
 			bp := &b.data[s*kq*inr*4]
-			if rows == imr && cols == inr {
-				fn(kq, ap, bp, &j.c[i*j.ldc+jj], j.ldc, rs, &b.zb[jj], &j.colTerm[jj])
+			full := rows == imr && cols == inr
+			if j.cf != nil {
+				if full {
+					fnF32(kq, ap, bp, &j.cf[i*ldc+jj], ldc, rs, &b.zb[jj], &j.colTerm[jj], &j.scale[jj], &j.bias[jj])
+					continue
+				}
+				fnF32(kq, ap, bp, &tileF[0], inr, rs, &b.zb[jj], &j.colTerm[jj], &j.scale[jj], &j.bias[jj])
+				for r := 0; r < rows; r++ {
+					copy(j.cf[(i+r)*ldc+jj:(i+r)*ldc+jj+cols], tileF[r*inr:r*inr+cols])
+				}
+				continue
+			}
+			if full {
+				fn(kq, ap, bp, &j.c[i*ldc+jj], ldc, rs, &b.zb[jj], &j.colTerm[jj])
 				continue
 			}
 			fn(kq, ap, bp, &tile[0], inr, rs, &b.zb[jj], &j.colTerm[jj])
 			for r := 0; r < rows; r++ {
-				copy(j.c[(i+r)*j.ldc+jj:(i+r)*j.ldc+jj+cols], tile[r*inr:r*inr+cols])
+				copy(j.c[(i+r)*ldc+jj:(i+r)*ldc+jj+cols], tile[r*inr:r*inr+cols])
 			}
 		}
 	}

@@ -118,6 +118,7 @@ func TestGemmU8Exact(t *testing.T) {
 				compareInt(t, fmt.Sprintf("%+v u8 packed", tc), c, ldc, want, tc.m, tc.n)
 				e.MatMulIntegerU8(tc.m, tc.n, tc.k, a, lda, za, tc.transB, bu, ldb, zbu, c, ldc)
 				compareInt(t, fmt.Sprintf("%+v u8 one-shot", tc), c, ldc, want, tc.m, tc.n)
+				checkGemmU8F32(t, r, e, tc, a, lda, za, PackU8(tc.transB, tc.k, tc.n, bu, ldb, zbu), want, ldc)
 
 				// int8 B: reinterpret with the signed zero point range.
 				bs := make([]int8, len(bu))
@@ -178,6 +179,11 @@ func TestGemmU8AllocatesNothing(t *testing.T) {
 		if allocs := testing.AllocsPerRun(20, func() { e.GemmU8(m, a, k, 3, qb, c, n) }); allocs >= 1 {
 			t.Errorf("%s: GemmU8 makes %.1f allocations per call", name, allocs)
 		}
+		cf, scaleB, bias := make([]float32, m*n), []float32{0.5}, make([]float32, n)
+		e.GemmU8F32(m, a, k, 3, 0.25, qb, scaleB, bias, cf, n)
+		if allocs := testing.AllocsPerRun(20, func() { e.GemmU8F32(m, a, k, 3, 0.25, qb, scaleB, bias, cf, n) }); allocs >= 1 {
+			t.Errorf("%s: GemmU8F32 makes %.1f allocations per call", name, allocs)
+		}
 		if allocs := testing.AllocsPerRun(20, func() {
 			e.MatMulIntegerU8(m, n, k, a, k, 3, true, w, k, []uint8{128}, c, n)
 		}); allocs >= 1 {
@@ -193,4 +199,50 @@ func TestPackBRejectsBadZeroPoints(t *testing.T) {
 		}
 	}()
 	PackU8(false, 2, 3, make([]uint8, 6), 3, []uint8{1, 2})
+}
+
+// checkGemmU8F32 runs the fused dequantizing product and requires the exact
+// float32 result of Cast → Mul(scaleA·scaleB) → Add(bias) on the exact
+// integer product.
+func checkGemmU8F32(t *testing.T, r *rand.Rand, e *Engine, tc intCase, a []uint8, lda int, za uint8, qb *QuantB, want []int64, ldc int) {
+	t.Helper()
+	scaleA := float32(r.Float64()*0.1 + 1e-3)
+	scaleB := []float32{float32(r.Float64()*0.1 + 1e-3)}
+	if tc.perCol {
+		scaleB = make([]float32, tc.n)
+		for i := range scaleB {
+			scaleB[i] = float32(r.Float64()*0.1 + 1e-3)
+		}
+	}
+	var bias []float32
+	if tc.m%2 == 1 {
+		bias = randSlice(r, tc.n)
+	}
+	c := make([]float32, tc.m*ldc)
+	for i := range c {
+		c[i] = -7
+	}
+	e.GemmU8F32(tc.m, a, lda, za, scaleA, qb, scaleB, bias, c, ldc)
+	for i := 0; i < tc.m; i++ {
+		for j := 0; j < ldc; j++ {
+			got := c[i*ldc+j]
+			if j >= tc.n {
+				if got != -7 {
+					t.Fatalf("%+v f32: padding C[%d,%d] overwritten", tc, i, j)
+				}
+				continue
+			}
+			sb := scaleB[0]
+			if tc.perCol {
+				sb = scaleB[j]
+			}
+			w := float32(float32(want[i*tc.n+j]) * (scaleA * sb))
+			if bias != nil {
+				w += bias[j]
+			}
+			if got != w {
+				t.Fatalf("%+v f32: C[%d,%d] = %v, want %v", tc, i, j, got, w)
+			}
+		}
+	}
 }

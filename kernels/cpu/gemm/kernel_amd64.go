@@ -29,7 +29,10 @@ func sgemmKernels() []*sgemmKernel {
 //go:noescape
 func igemmKernelVNNI(kq int, a *uint8, b *int8, c *int32, ldc int, rowSum, zb, colTerm *int32)
 
-var vnniIKernel = &igemmKernel{name: "go-avx512vnni", fn: igemmKernelVNNI}
+//go:noescape
+func igemmKernelVNNIF32(kq int, a *uint8, b *int8, c *float32, ldc int, rowSum, zb, colTerm *int32, scale, bias *float32)
+
+var vnniIKernel = &igemmKernel{name: "go-avx512vnni", fn: igemmKernelVNNI, fnF32: igemmKernelVNNIF32}
 
 // igemmKernels lists the integer kernels this CPU runs, fastest first.
 func igemmKernels() []*igemmKernel {
