@@ -340,7 +340,7 @@ type igemmJob struct {
 	cf          []float32
 	scale, bias []float32
 	tileF       [][]float32
-	qb      QuantB    // B scratch for the one-shot MatMulInteger calls
+	qb          QuantB // B scratch for the one-shot MatMulInteger calls
 }
 
 func newIGEMMJob(e *Engine) *igemmJob {
