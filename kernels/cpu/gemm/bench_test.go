@@ -120,3 +120,17 @@ func BenchmarkMicroKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQuantizeU8 measures DynamicQuantizeLinear on one Whisper encoder
+// activation (1500×384).
+func BenchmarkQuantizeU8(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 4))
+	x := randSlice(r, 1500*384)
+	q := make([]uint8, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		if _, _, err := QuantizeU8(q, x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,13 +20,13 @@ func QuantizeU8(dst []uint8, x []float32) (scale float32, zeroPoint uint8, err e
 	if len(dst) < len(x) {
 		panic(fmt.Sprintf("gemm: QuantizeU8: len(dst) = %d < len(x) = %d", len(dst), len(x)))
 	}
-	var lo, hi float32
-	for i, v := range x {
-		if v != v || math.IsInf(float64(v), 0) {
-			return 0, 0, fmt.Errorf("gemm: QuantizeU8: x[%d] = %v is not finite", i, v)
+	lo, hi, bad := minMax(x)
+	if bad {
+		for i, v := range x {
+			if v != v || math.IsInf(float64(v), 0) {
+				return 0, 0, fmt.Errorf("gemm: QuantizeU8: x[%d] = %v is not finite", i, v)
+			}
 		}
-		lo = min(lo, v)
-		hi = max(hi, v)
 	}
 	scale = 1
 	if hi != lo {
@@ -41,12 +41,26 @@ func QuantizeU8(dst []uint8, x []float32) (scale float32, zeroPoint uint8, err e
 // ONNX QuantizeLinear to uint8: q = saturate(roundHalfEven(x/scale) + zp).
 // A NaN maps to 0.
 func QuantizeU8With(dst []uint8, x []float32, scale float32, zeroPoint uint8) {
+	quantize(dst[:len(x)], x, scale, float32(zeroPoint))
+}
+
+func quantizeGo(dst []uint8, x []float32, scale, zp float32) {
 	dst = dst[:len(x)]
-	zp := float32(zeroPoint)
 	for i, v := range x {
 		q := float32(math.RoundToEven(float64(v/scale))) + zp
 		dst[i] = sat255(q)
 	}
+}
+
+func minMaxGo(x []float32) (lo, hi float32, bad bool) {
+	for _, v := range x {
+		if v != v || math.IsInf(float64(v), 0) {
+			bad = true
+		}
+		lo = min(lo, v)
+		hi = max(hi, v)
+	}
+	return lo, hi, bad
 }
 
 // roundSat rounds half to even and saturates to [0, 255].

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -71,6 +72,40 @@ func TestQuantizeU8RejectsNonFinite(t *testing.T) {
 		q := make([]uint8, 3)
 		if _, _, err := QuantizeU8(q, []float32{1, bad, 2}); err == nil {
 			t.Errorf("QuantizeU8 accepted %v", bad)
+		}
+	}
+}
+
+// TestQuantizeSIMDMatchesGo compares the dispatched (SIMD where available)
+// quantizer and min/max scan with the scalar reference on every tail length,
+// half-way values, saturation and non-finite inputs.
+func TestQuantizeSIMDMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	special := []float32{0.5, 1.5, 2.5, -0.5, -1.5, 254.5, 255.5, -300, 1e30, -1e30, float32(math.NaN())}
+	for n := 0; n <= 70; n++ {
+		x := randSlice(r, n)
+		for i := range x {
+			x[i] *= 100
+			if r.IntN(4) == 0 {
+				x[i] = special[r.IntN(len(special))]
+			}
+		}
+		for _, sc := range []struct{ scale, zp float32 }{{1, 0}, {1, 128}, {0.37, 17}, {3, 255}} {
+			got, want := make([]uint8, n+1), make([]uint8, n+1)
+			got[n], want[n] = 99, 99 // a byte past the end must survive
+			quantize(got[:n], x, sc.scale, sc.zp)
+			quantizeGo(want[:n], x, sc.scale, sc.zp)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d scale=%v zp=%v: SIMD %v, Go %v (x=%v)", n, sc.scale, sc.zp, got, want, x)
+			}
+		}
+		finite := slices.DeleteFunc(slices.Clone(x), func(v float32) bool { return v != v || math.IsInf(float64(v), 0) })
+		for _, in := range [][]float32{x, finite} {
+			lo, hi, bad := minMax(in)
+			wlo, whi, wbad := minMaxGo(in)
+			if bad != wbad || (!bad && (lo != wlo || hi != whi)) {
+				t.Fatalf("n=%d: minMax = %v %v %v, want %v %v %v", len(in), lo, hi, bad, wlo, whi, wbad)
+			}
 		}
 	}
 }
