@@ -139,7 +139,7 @@ func (e *Extractor) Compute(dst, audio []float32, nFrames int) ([]float32, error
 		return dst, fmt.Errorf("%w: %d (want 1..%d)", ErrFrames, nFrames, MaxFrames)
 	}
 	for i, v := range audio {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		if v-v != 0 { // NaN or ±Inf
 			return dst, fmt.Errorf("%w: sample %d is %v", ErrNotFinite, i, v)
 		}
 	}
@@ -219,7 +219,7 @@ func (e *Extractor) frames(w *worker, dst []float32, nFrames, lo, hi int) {
 			for k, v := range b.w {
 				acc += v * p[k]
 			}
-			l := float32(math.Log10(float64(max(acc, 1e-10))))
+			l := log10f(max(acc, 1e-10))
 			dst[m*nFrames+t] = l
 			w.max = max(w.max, l)
 		}

@@ -85,6 +85,7 @@ type STFT struct {
 	spec            []complex64
 	padded          []float32
 	env             []float32
+	re, im          []float32 // InversePolar's conversion buffers
 }
 
 // New validates cfg and precomputes the plan and window.
@@ -269,6 +270,18 @@ func (s *STFT) Inverse(dst, re, im []float32, layout Layout, length int) ([]floa
 	}
 	clear(dst[n:]) // torch zero-pads a requested length beyond the frames
 	return dst, nil
+}
+
+// InversePolar is Inverse of a spectrogram given as magnitude and phase
+// planes (Kokoro's generator output: magnitude·exp(i·phase)), converting
+// into internal buffers that are reused from call to call.
+func (s *STFT) InversePolar(dst, mag, phase []float32, layout Layout, length int) ([]float32, error) {
+	if len(mag) != len(phase) {
+		return dst, fmt.Errorf("%w: magnitude has %d values, phase %d", ErrShape, len(mag), len(phase))
+	}
+	s.re, s.im = grow(s.re, len(mag)), grow(s.im, len(mag))
+	FromPolar(s.re, s.im, mag, phase)
+	return s.Inverse(dst, s.re, s.im, layout, length)
 }
 
 // ToPolar converts real/imaginary planes to magnitude and phase
