@@ -113,19 +113,19 @@ func (c *Card) SetLabel(key, value string) {
 
 // SetAudioIn records the seconds of audio consumed and updates the RTF.
 func (c *Card) SetAudioIn(seconds float64) {
-	c.AudioInSeconds = Float(round(seconds, 1e-6))
+	c.AudioInSeconds = Float(round(seconds, 6))
 	c.updateRTF()
 }
 
 // SetAudioOut records the seconds of audio produced and updates the RTF.
 func (c *Card) SetAudioOut(seconds float64) {
-	c.AudioOutSeconds = Float(round(seconds, 1e-6))
+	c.AudioOutSeconds = Float(round(seconds, 6))
 	c.updateRTF()
 }
 
 // SetWall records the run's wall time and updates the RTF.
 func (c *Card) SetWall(d time.Duration) {
-	c.WallSeconds = round(d.Seconds(), 1e-6)
+	c.WallSeconds = round(d.Seconds(), 6)
 	c.updateRTF()
 }
 
@@ -146,10 +146,20 @@ func (c *Card) updateRTF() {
 }
 
 // ms converts a duration to milliseconds with microsecond resolution.
-func ms(d time.Duration) *float64 { return Float(round(float64(d)/1e6, 1e-3)) }
+func ms(d time.Duration) *float64 { return Float(round(float64(d)/1e6, 3)) }
 
-// round rounds v to a multiple of unit.
-func round(v, unit float64) float64 { return math.Round(v/unit) * unit }
+// round rounds v to the given number of decimals, through the decimal text
+// so that the JSON shows 17.493, not 17.493000000000002.
+func round(v float64, decimals int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
 
 // sig rounds v to n significant digits.
 func sig(v float64, n int) float64 {
