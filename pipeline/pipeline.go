@@ -16,7 +16,7 @@ import (
 // pipeline or the stage says otherwise: deep enough to absorb jitter between
 // neighbouring stages, shallow enough that memory stays bounded and latency
 // low.
-const DefaultBufferSize = 4
+const DefaultBufferSize = 8
 
 var (
 	// ErrStarted is returned by Start (and Run) on a pipeline that has

@@ -117,7 +117,7 @@ func (s *splitter) Flush(_ context.Context, emit stage.Emit[string]) error {
 }
 
 func TestProcessFlatMapsAndFlushes(t *testing.T) {
-	got, m, err := run(context.Background(), stage.Process[string, string]("split", &splitter{}), frames(0, "a b", "", "c d e"))
+	got, m, err := run(context.Background(), stage.Process("split", &splitter{}), frames(0, "a b", "", "c d e"))
 	if err != nil {
 		t.Fatal(err)
 	}
