@@ -1,0 +1,234 @@
+package kokoro
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/weights"
+	"github.com/tensorforge/forge/weights/safetensors"
+)
+
+// goldenCases are the six files of ../shared/golden/kokoro.
+var goldenCases = []string{
+	"hello_af_heart", "hello_am_michael",
+	"fox_af_heart", "fox_am_michael",
+	"question_af_heart", "question_am_michael",
+}
+
+// golden is one golden file's tensors.
+type golden struct {
+	ids            []int64
+	style          []float32
+	speed          float32
+	waveform       []float32
+	durFloat       []float32
+	dur            []int64
+	f0, n, asr     []float32
+	asrShape       []int
+	file           *safetensors.File
+	name, filePath string
+}
+
+// sharedDir walks up from the package to the directory holding go.mod and
+// returns ../shared beside it.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared")
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the package directory")
+		}
+		dir = up
+	}
+}
+
+func loadGolden(t testing.TB, name string) *golden {
+	t.Helper()
+	p := filepath.Join(sharedDir(t), "golden", "kokoro", name+".safetensors")
+	f, err := safetensors.Open(p)
+	if err != nil {
+		t.Skipf("SKIP: golden file %s not readable (%v): it lives in ../shared/golden/kokoro beside the repository", p, err)
+	}
+	t.Cleanup(func() { f.Close() })
+	g := &golden{file: f, name: name, filePath: p}
+	f32 := func(n string) []float32 {
+		tt, ok := f.Tensor(n)
+		if !ok {
+			t.Fatalf("%s: no tensor %s", name, n)
+		}
+		v, err := tt.Float32s()
+		if err != nil {
+			t.Fatalf("%s: %s: %v", name, n, err)
+		}
+		return v
+	}
+	i64 := func(n string) []int64 {
+		tt, ok := f.Tensor(n)
+		if !ok {
+			t.Fatalf("%s: no tensor %s", name, n)
+		}
+		v, err := tt.Int64s()
+		if err != nil {
+			t.Fatalf("%s: %s: %v", name, n, err)
+		}
+		return v
+	}
+	g.ids = i64("input_ids")
+	g.style = f32("style")
+	g.speed = f32("speed")[0]
+	g.waveform = f32("waveform")
+	g.durFloat = f32("pred_dur_float")
+	g.dur = i64("pred_dur")
+	g.f0 = f32("f0_pred")
+	g.n = f32("n_pred")
+	g.asr = f32("asr_aligned")
+	at, _ := f.Tensor("asr_aligned")
+	g.asrShape = at.Shape
+	return g
+}
+
+var (
+	testModelOnce sync.Once
+	testModel     *Model
+	testModelErr  error
+)
+
+// loadTestModel opens the fp32 weights from the model cache once per test
+// binary, skipping loudly when they are absent.
+func loadTestModel(t testing.TB) *Model {
+	t.Helper()
+	testModelOnce.Do(func() {
+		a, err := weights.Open(weights.KokoroV1)
+		if err != nil {
+			testModelErr = err
+			return
+		}
+		w, err := NewWeights(a)
+		if err != nil {
+			testModelErr = err
+			return
+		}
+		testModel, testModelErr = New(graph.NewEngine(cpu.New()), w)
+	})
+	if testModelErr != nil {
+		if errors.Is(testModelErr, weights.ErrNotReady) {
+			t.Skipf("SKIP: Kokoro weights are not in the model cache: run `go run ./cmd/models fetch %s` (%v)", weights.KokoroV1, testModelErr)
+		}
+		t.Fatal(testModelErr)
+	}
+	return testModel
+}
+
+// relL2 is ‖a−b‖/‖b‖.
+func relL2(a, b []float32) float64 {
+	var num, den float64
+	for i := range b {
+		d := float64(a[i]) - float64(b[i])
+		num += d * d
+		den += float64(b[i]) * float64(b[i])
+	}
+	return math.Sqrt(num / den)
+}
+
+// maxAbs is max |a−b|.
+func maxAbs(a, b []float32) float64 {
+	var m float64
+	for i := range b {
+		m = math.Max(m, math.Abs(float64(a[i])-float64(b[i])))
+	}
+	return m
+}
+
+// pearson is the correlation coefficient of a and b.
+func pearson(a, b []float32) float64 {
+	n := float64(len(a))
+	var sa, sb float64
+	for i := range a {
+		sa += float64(a[i])
+		sb += float64(b[i])
+	}
+	ma, mb := sa/n, sb/n
+	var cov, va, vb float64
+	for i := range a {
+		x, y := float64(a[i])-ma, float64(b[i])-mb
+		cov += x * y
+		va += x * x
+		vb += y * y
+	}
+	return cov / math.Sqrt(va*vb)
+}
+
+func TestGoldenDurations(t *testing.T) {
+	m := loadTestModel(t)
+	for _, name := range goldenCases {
+		t.Run(name, func(t *testing.T) {
+			g := loadGolden(t, name)
+			tr := &Trace{}
+			if _, _, err := m.runText(context.Background(), g.ids, g.style, g.speed, tr); err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Durations) != len(g.dur) {
+				t.Fatalf("%d durations, golden %d", len(tr.Durations), len(g.dur))
+			}
+			for i := range g.dur {
+				if tr.Durations[i] != g.dur[i] {
+					t.Errorf("pred_dur[%d] = %d, golden %d (float %v vs %v)", i, tr.Durations[i], g.dur[i], tr.DurationsFloat[i], g.durFloat[i])
+				}
+			}
+			t.Logf("pred_dur identical: %v; pred_dur_float max abs %.3g", !t.Failed(), maxAbs(tr.DurationsFloat, g.durFloat))
+			if d := maxAbs(tr.DurationsFloat, g.durFloat); d > 1e-3 {
+				t.Errorf("pred_dur_float max abs %.3g > 1e-3", d)
+			}
+		})
+	}
+}
+
+func TestGoldenParity(t *testing.T) {
+	m := loadTestModel(t)
+	for _, name := range goldenCases {
+		t.Run(name, func(t *testing.T) {
+			g := loadGolden(t, name)
+			tr, err := m.Forward(context.Background(), g.ids, g.style, g.speed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range g.dur {
+				if tr.Durations[i] != g.dur[i] {
+					t.Fatalf("pred_dur[%d] = %d, golden %d", i, tr.Durations[i], g.dur[i])
+				}
+			}
+			f0, nn, asr := relL2(tr.F0, g.f0), relL2(tr.N, g.n), relL2(tr.ASR, g.asr)
+			t.Logf("f0_pred relL2 %.2e, n_pred %.2e, asr_aligned %.2e", f0, nn, asr)
+			for _, c := range []struct {
+				what string
+				v    float64
+			}{{"f0_pred", f0}, {"n_pred", nn}, {"asr_aligned", asr}} {
+				if !(c.v <= 1e-3) {
+					t.Errorf("%s rel L2 %.3g > 1e-3", c.what, c.v)
+				}
+			}
+			if len(tr.Audio) != len(g.waveform) {
+				t.Fatalf("waveform length %d, golden %d", len(tr.Audio), len(g.waveform))
+			}
+			r, p := relL2(tr.Audio, g.waveform), pearson(tr.Audio, g.waveform)
+			t.Logf("waveform: %d samples, rel L2 %.4f, Pearson %.5f", len(tr.Audio), r, p)
+			if !(r <= 0.2) || !(p >= 0.99) {
+				t.Errorf("waveform rel L2 %.4f (≤ 0.2), Pearson %.5f (≥ 0.99)", r, p)
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+package kokoro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/tensorforge/forge/graph"
+)
+
+// SampleRate is the rate of the audio Kokoro produces.
+const SampleRate = 24000
+
+// StyleSize is the width of a style vector: 128 decoder (timbre) values,
+// then 128 prosody values.
+const StyleSize = 2 * styleDim
+
+// MaxPhonemes is the most phoneme ids one call takes, not counting the two
+// pad ids around them (ALBERT has 512 positions).
+const MaxPhonemes = maxPosition - 2
+
+// SamplesPerFrame is how many output samples one predicted duration unit
+// (one alignment frame) becomes.
+const SamplesPerFrame = 600
+
+// Errors of Synthesize's arguments.
+var (
+	// ErrNoPhonemes: the ids hold no phoneme between the pads.
+	ErrNoPhonemes = errors.New("kokoro: no phonemes to speak")
+	// ErrTooLong: more than MaxPhonemes phoneme ids.
+	ErrTooLong = errors.New("kokoro: too many phonemes for one chunk")
+	// ErrBadID: an id outside the vocabulary.
+	ErrBadID = errors.New("kokoro: phoneme id out of range")
+	// ErrBadStyle: a style vector that is not StyleSize finite values.
+	ErrBadStyle = errors.New("kokoro: bad style vector")
+	// ErrBadSpeed: speed not a positive finite number.
+	ErrBadSpeed = errors.New("kokoro: bad speed")
+)
+
+// Model is Kokoro-82M bound to a graph engine. It is safe for concurrent
+// use: each call builds its own graphs, which share the engine's compiled
+// programs and weights.
+type Model struct {
+	eng   *graph.Engine
+	w     *Weights
+	vocab int // rows of the embedding tables
+}
+
+// New binds weights to an engine. The weights must stay open while the
+// model is used.
+func New(eng *graph.Engine, w *Weights) (*Model, error) {
+	if eng == nil || w == nil {
+		return nil, errors.New("kokoro: New needs an engine and weights")
+	}
+	emb, ok := w.lookup("bert.embeddings.word_embeddings.weight")
+	if !ok || len(emb.shape) != 2 {
+		return nil, fmt.Errorf("kokoro: weights %s lack the word embeddings", w.ID)
+	}
+	return &Model{eng: eng, w: w, vocab: emb.shape[0]}, nil
+}
+
+// Weights returns the model's weights.
+func (m *Model) Weights() *Weights { return m.w }
+
+// Trace is one utterance's result with the intermediates the parity tests
+// compare (names as in the golden files).
+type Trace struct {
+	// DurationsFloat is pred_dur_float: the summed sigmoids over speed, [T].
+	DurationsFloat []float32
+	// Durations is pred_dur: frames per input id, [T].
+	Durations []int64
+	// F0 and N are f0_pred and n_pred, [2F] for F = sum(Durations).
+	F0, N []float32
+	// ASR is asr_aligned, the text features repeated by the durations,
+	// [512, F] row-major.
+	ASR []float32
+	// Audio is the waveform, 600·F samples at 24 kHz.
+	Audio []float32
+}
+
+// Synthesize speaks one chunk: ids are vocabulary ids wrapped in the 0 pad
+// at both ends (at most MaxPhonemes between them), style a StyleSize
+// vector (a voice's row for len(ids)−2 phonemes), speed 1 for normal pace.
+// It returns 24 kHz samples.
+func (m *Model) Synthesize(ctx context.Context, ids []int64, style []float32, speed float32) ([]float32, error) {
+	tr, err := m.Forward(ctx, ids, style, speed)
+	if err != nil {
+		return nil, err
+	}
+	return tr.Audio, nil
+}
+
+// check validates Synthesize's arguments.
+func (m *Model) check(ids []int64, style []float32, speed float32) error {
+	if len(ids) < 3 {
+		return fmt.Errorf("%w (%d ids, want pads around at least one phoneme)", ErrNoPhonemes, len(ids))
+	}
+	if len(ids)-2 > MaxPhonemes {
+		return fmt.Errorf("%w: %d, at most %d", ErrTooLong, len(ids)-2, MaxPhonemes)
+	}
+	for i, id := range ids {
+		if id < 0 || id >= int64(m.vocab) {
+			return fmt.Errorf("%w: ids[%d] = %d, vocabulary has %d", ErrBadID, i, id, m.vocab)
+		}
+	}
+	if len(style) != StyleSize {
+		return fmt.Errorf("%w: %d values, want %d", ErrBadStyle, len(style), StyleSize)
+	}
+	for i, v := range style {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("%w: style[%d] = %v", ErrBadStyle, i, v)
+		}
+	}
+	if !(speed > 0) || math.IsInf(float64(speed), 0) {
+		return fmt.Errorf("%w: %v", ErrBadSpeed, speed)
+	}
+	return nil
+}
+
+// Forward runs the whole model and keeps the intermediates.
+func (m *Model) Forward(ctx context.Context, ids []int64, style []float32, speed float32) (*Trace, error) {
+	if err := m.check(ids, style, speed); err != nil {
+		return nil, err
+	}
+	tr := &Trace{}
+	d, tEn, err := m.runText(ctx, ids, style, speed, tr)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.runProsody(ctx, d, tEn, style, tr); err != nil {
+		return nil, err
+	}
+	if err := m.runDecoder(ctx, style, tr); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// frames returns the number of alignment frames, sum(durations).
+func frames(dur []int64) int {
+	total := 0
+	for _, d := range dur {
+		total += int(d)
+	}
+	return total
+}
+
+// runText runs graph 1 and fills the durations of tr; it returns the
+// duration-encoder features d [T, 640] and text features t_en [512, T].
+func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed float32, tr *Trace) (d, tEn *graph.Value, err error) {
+	n := newNet(m.w)
+	T := len(ids)
+	idsT := n.g.InputI64("input_ids", graph.Shape{1, T}, ids)
+	styleT := n.g.InputF32("style", graph.Shape{1, StyleSize}, style)
+	speedT := n.g.InputF32("speed", graph.Shape{1}, []float32{speed})
+	out := n.textStage(idsT, styleT, speedT)
+	if err := n.check(out.durFloat, out.dur, out.d, out.tEn); err != nil {
+		return nil, nil, err
+	}
+	vals, err := m.eng.Eval(ctx, out.durFloat, out.dur, out.d, out.tEn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kokoro: text stage: %w", err)
+	}
+	tr.DurationsFloat = append([]float32(nil), vals[0].F32()...)
+	tr.Durations = append([]int64(nil), vals[1].I64()...)
+	return vals[2], vals[3], nil
+}
+
+// runProsody runs graph 2: the alignment and the F0/energy predictors.
+func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []float32, tr *Trace) error {
+	n := newNet(m.w)
+	T := len(tr.Durations)
+	F := frames(tr.Durations)
+	dT := n.g.InputBytes("d", graph.F32, d.Shape, d.Data)
+	tEnT := n.g.InputBytes("t_en", graph.F32, tEn.Shape, tEn.Data)
+	durT := n.g.InputI64("pred_dur", graph.Shape{T}, tr.Durations)
+	styleT := n.g.InputF32("style", graph.Shape{1, StyleSize}, style)
+	out := n.prosodyStage(dT, tEnT, durT, styleT, F)
+	if err := n.check(out.f0, out.n, out.asr); err != nil {
+		return err
+	}
+	vals, err := m.eng.Eval(ctx, out.f0, out.n, out.asr)
+	if err != nil {
+		return fmt.Errorf("kokoro: prosody stage: %w", err)
+	}
+	tr.F0 = vals[0].F32()
+	tr.N = vals[1].F32()
+	tr.ASR = vals[2].F32()
+	return nil
+}
+
+// runDecoder computes the harmonic source on the host and runs graph 3:
+// the decoder and the generator.
+func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) error {
+	lin, ok1 := m.w.lookup("decoder.generator.m_source.l_linear.weight")
+	bias, ok2 := m.w.lookup("decoder.generator.m_source.l_linear.bias")
+	if !ok1 || !ok2 || len(lin.data) != harmonics || len(bias.data) != 1 {
+		return fmt.Errorf("kokoro: weights %s lack the source's l_linear", m.w.ID)
+	}
+	har := harmonicSpectrum(tr.F0, lin.data, bias.data[0])
+	n := newNet(m.w)
+	F := frames(tr.Durations)
+	asr := n.g.InputF32("asr", graph.Shape{1, hiddenDim, F}, tr.ASR)
+	f0 := n.g.InputF32("f0", graph.Shape{1, 2 * F}, tr.F0)
+	nrg := n.g.InputF32("n", graph.Shape{1, 2 * F}, tr.N)
+	harT := n.g.InputF32("har", graph.Shape{1, 2 * specBins, len(har) / (2 * specBins)}, har)
+	styleT := n.g.InputF32("style", graph.Shape{1, StyleSize}, style)
+	wave := n.decoder(asr, f0, nrg, harT, styleT.Slice(1, 0, styleDim))
+	if err := n.check(wave); err != nil {
+		return err
+	}
+	vals, err := m.eng.Eval(ctx, wave)
+	if err != nil {
+		return fmt.Errorf("kokoro: decoder stage: %w", err)
+	}
+	tr.Audio = vals[0].F32()
+	return nil
+}

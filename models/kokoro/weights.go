@@ -1,0 +1,117 @@
+package kokoro
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/tensorforge/forge/weights"
+	"github.com/tensorforge/forge/weights/safetensors"
+)
+
+// Weights holds Kokoro-82M's parameters by the names KModel gives them
+// (hexgrad/kokoro model.py: "bert.…", "bert_encoder.…", "predictor.…",
+// "text_encoder.…", "decoder.…"), as float32. The fp32 artifact's tensors
+// alias its mapped file; the int8 artifact's are dequantized once at load.
+type Weights struct {
+	// ID is the artifact the weights came from (weights.KokoroV1 or
+	// weights.KokoroV1Int8).
+	ID string
+	// SHA256 is the source ONNX file's digest, for scorecards.
+	SHA256 string
+
+	tensors map[string]param
+	art     *weights.Artifact
+}
+
+// param is one float32 tensor.
+type param struct {
+	data  []float32
+	shape []int
+}
+
+// LoadWeights fetches (on first use, with progress on stderr), converts and
+// opens the fp32 artifact, or the int8 one when quantized is set.
+func LoadWeights(ctx context.Context, quantized bool) (*Weights, error) {
+	id := weights.KokoroV1
+	if quantized {
+		id = weights.KokoroV1Int8
+	}
+	a, err := weights.Load(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("kokoro: loading weights: %w", err)
+	}
+	w, err := NewWeights(a)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewWeights reads every tensor of an opened Kokoro artifact. F32 tensors
+// are used in place (the artifact must stay open until Close); U8/I8
+// tensors with "_scale" and "_zero_point" companions are dequantized to
+// float32 copies: the simplest correct route for the int8 artifact.
+func NewWeights(a *weights.Artifact) (*Weights, error) {
+	w := &Weights{ID: a.ID, tensors: make(map[string]param), art: a}
+	for _, f := range a.Manifest.Sources {
+		if f.Name == "model.onnx" || f.Name == "model_quantized.onnx" {
+			w.SHA256 = f.SHA256
+		}
+	}
+	names := a.Names()
+	for _, name := range names {
+		t, err := a.Tensor(name)
+		if err != nil {
+			return nil, fmt.Errorf("kokoro: %w", err)
+		}
+		switch t.DType {
+		case safetensors.F32:
+			v, err := t.Float32s()
+			if err != nil {
+				return nil, fmt.Errorf("kokoro: tensor %s: %w", name, err)
+			}
+			w.tensors[name] = param{v, t.Shape}
+		case safetensors.U8, safetensors.I8:
+			q, err := a.Quantized(name)
+			if err != nil {
+				return nil, fmt.Errorf("kokoro: tensor %s: %w", name, err)
+			}
+			w.tensors[name] = param{q.Dequantize(), slices.Clone(t.Shape)}
+		}
+	}
+	// Scales and zero points are folded in above; drop their F32 entries so
+	// that only parameters remain.
+	for _, name := range names {
+		if _, ok := w.tensors[name+"_scale"]; ok {
+			if _, isQ := w.tensors[name]; isQ {
+				delete(w.tensors, name+"_scale")
+			}
+		}
+	}
+	if _, ok := w.tensors["bert.embeddings.word_embeddings.weight"]; !ok {
+		return nil, fmt.Errorf("kokoro: artifact %s holds no Kokoro weights (%d tensors)", a.ID, len(names))
+	}
+	return w, nil
+}
+
+// Close releases the mapped artifact. Programs compiled from these weights
+// must not run afterwards.
+func (w *Weights) Close() error {
+	if w == nil || w.art == nil {
+		return nil
+	}
+	err := w.art.Close()
+	w.art = nil
+	return err
+}
+
+// Len returns the number of parameter tensors.
+func (w *Weights) Len() int { return len(w.tensors) }
+
+// lookup returns a tensor by KModel name.
+func (w *Weights) lookup(name string) (param, bool) {
+	p, ok := w.tensors[name]
+	return p, ok
+}
