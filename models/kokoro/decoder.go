@@ -109,7 +109,7 @@ func (n *net) istft(spec, phase graph.Tensor) graph.Tensor {
 	y := graph.Concat(1, re, im).ConvTranspose1d(n.p(g+"inverse_basis"), graph.Tensor{}, graph.ConvOpts{Stride: hop}) // [1, 1, (L−1)·hop + n_fft]
 	total := y.Dim(2)
 	half := nFFT / 2
-	head := y.Slice(2, half, nFFT).Div(n.p(g + "window_sum").Slice(0, half, nFFT))
+	head := y.Slice(2, half, nFFT).Div(n.p(g+"window_sum").Slice(0, half, nFFT))
 	tail := y.Slice(2, nFFT, total-half)
-	return graph.Concat(2, head, tail).MulScalar(float64(nFFT / hop)).Reshape(1, -1)
+	return graph.Concat(2, head, tail).MulScalar(float64(nFFT/hop)).Reshape(1, -1)
 }

@@ -21,9 +21,9 @@ const (
 func (n *net) albert(ids graph.Tensor) graph.Tensor {
 	T := ids.Dim(1)
 	const pre = "bert.embeddings."
-	word := n.p(pre + "word_embeddings.weight").Gather(0, ids)           // [1, T, 128]
-	tokenType := n.p(pre + "token_type_embeddings.weight").Slice(0, 0, 1) // type 0 for every token
-	position := n.p(pre + "position_embeddings.weight").Slice(0, 0, T)   // positions 0..T-1
+	word := n.p(pre+"word_embeddings.weight").Gather(0, ids)            // [1, T, 128]
+	tokenType := n.p(pre+"token_type_embeddings.weight").Slice(0, 0, 1) // type 0 for every token
+	position := n.p(pre+"position_embeddings.weight").Slice(0, 0, T)    // positions 0..T-1
 	x := word.Add(tokenType).Add(position)
 	x = x.LayerNorm(n.p(pre+"LayerNorm.weight"), n.p(pre+"LayerNorm.bias"), 1e-12)
 	h := n.linear("bert.encoder.embedding_hidden_mapping_in", x) // [1, T, 768]

@@ -73,8 +73,8 @@ type stage2 struct {
 // reference, done as a gather) and predicts F0 and energy.
 func (n *net) prosodyStage(d, tEn, dur, style graph.Tensor, frames int) stage2 {
 	s := style.Slice(1, styleDim, 2*styleDim)
-	en := d.RepeatInterleave(dur, 1, frames)     // [1, F, 640]
-	asr := tEn.RepeatInterleave(dur, 2, frames)  // [1, 512, F]
+	en := d.RepeatInterleave(dur, 1, frames)    // [1, F, 640]
+	asr := tEn.RepeatInterleave(dur, 2, frames) // [1, 512, F]
 	f0, nrg := n.prosody(en, s)
 	return stage2{f0: f0, n: nrg, asr: asr}
 }
