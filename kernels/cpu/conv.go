@@ -81,35 +81,43 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 // im2col lays out the receptive fields: col[(c·K + k)·Lout + t] =
 // x[c, t·stride + k·dilation − padLeft], zero outside the input.
 func (b *Backend) im2col(col, x []float32, C, L, K, Lout int, a kernels.ConvAttr) {
-	b.parallelFor(C*K, max(1, 8192/max(Lout, 1)), func(lo, hi int) {
-		for ck := lo; ck < hi; ck++ {
-			c, k := ck/K, ck%K
-			row := col[ck*Lout : (ck+1)*Lout]
-			xr := x[c*L : (c+1)*L]
-			start := k*a.Dilation - a.PadLeft
-			if a.Stride == 1 {
-				// contiguous run with zero borders
-				t0 := min(max(0, -start), Lout)
-				t1 := min(Lout, L-start)
-				if t1 <= t0 {
-					clear(row)
-				} else {
-					clear(row[:t0])
-					copy(row[t0:t1], xr[start+t0:start+t1])
-					clear(row[t1:])
-				}
-				continue
+	grain := max(1, 8192/max(Lout, 1))
+	if !b.split(C*K, grain) {
+		im2colRows(col, x, L, K, Lout, a, 0, C*K)
+		return
+	}
+	b.parallelFor(C*K, grain, func(lo, hi int) { im2colRows(col, x, L, K, Lout, a, lo, hi) })
+}
+
+// im2colRows fills rows [lo, hi) of col (one row per input channel and tap).
+func im2colRows(col, x []float32, L, K, Lout int, a kernels.ConvAttr, lo, hi int) {
+	for ck := lo; ck < hi; ck++ {
+		c, k := ck/K, ck%K
+		row := col[ck*Lout : (ck+1)*Lout]
+		xr := x[c*L : (c+1)*L]
+		start := k*a.Dilation - a.PadLeft
+		if a.Stride == 1 {
+			// contiguous run with zero borders
+			t0 := min(max(0, -start), Lout)
+			t1 := min(Lout, L-start)
+			if t1 <= t0 {
+				clear(row)
+			} else {
+				clear(row[:t0])
+				copy(row[t0:t1], xr[start+t0:start+t1])
+				clear(row[t1:])
 			}
-			for t := range row {
-				i := t*a.Stride + start
-				if i >= 0 && i < L {
-					row[t] = xr[i]
-				} else {
-					row[t] = 0
-				}
+			continue
+		}
+		for t := range row {
+			i := t*a.Stride + start
+			if i >= 0 && i < L {
+				row[t] = xr[i]
+			} else {
+				row[t] = 0
 			}
 		}
-	})
+	}
 }
 
 // depthwise runs a convolution whose groups each hold one input and one
