@@ -43,6 +43,15 @@ type fortranArgs struct {
 	m, n, k        int32
 	lda, ldb, ldc  int32
 	alpha, beta    float32
+	// mats holds A, B and C during a call: storing the pointers in this
+	// heap object keeps the matrices reachable and off any goroutine stack
+	// (heap objects never move), which is what makes the uintptrs in call
+	// valid until the call returns.
+	mats [3]unsafe.Pointer
+	// call holds sgemm_'s arguments: passed as a slice to SyscallN, a
+	// pooled array costs nothing, where the variadic list was heap
+	// allocated on every call.
+	call [15]uintptr
 }
 
 // blasCandidates are tried in order when no library is named: OpenBLAS by
@@ -146,15 +155,18 @@ func (l *blasLib) sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 	p.alpha, p.beta = alpha, beta
 	// The two trailing 1s are the hidden lengths of the character
 	// arguments in the gfortran ABI; C implementations ignore them.
-	purego.SyscallN(l.sgemmF,
+	p.mats = [3]unsafe.Pointer{unsafe.Pointer(first(a)), unsafe.Pointer(first(b)), unsafe.Pointer(first(c))}
+	p.call = [15]uintptr{
 		uintptr(unsafe.Pointer(&p.transA)), uintptr(unsafe.Pointer(&p.transB)),
 		uintptr(unsafe.Pointer(&p.m)), uintptr(unsafe.Pointer(&p.n)), uintptr(unsafe.Pointer(&p.k)),
 		uintptr(unsafe.Pointer(&p.alpha)),
-		uintptr(unsafe.Pointer(first(b))), uintptr(unsafe.Pointer(&p.lda)),
-		uintptr(unsafe.Pointer(first(a))), uintptr(unsafe.Pointer(&p.ldb)),
+		uintptr(p.mats[1]), uintptr(unsafe.Pointer(&p.lda)),
+		uintptr(p.mats[0]), uintptr(unsafe.Pointer(&p.ldb)),
 		uintptr(unsafe.Pointer(&p.beta)),
-		uintptr(unsafe.Pointer(first(c))), uintptr(unsafe.Pointer(&p.ldc)),
-		1, 1)
+		uintptr(p.mats[2]), uintptr(unsafe.Pointer(&p.ldc)),
+		1, 1}
+	purego.SyscallN(l.sgemmF, p.call[:]...)
+	p.mats = [3]unsafe.Pointer{} // do not pin the matrices from the pool
 	l.args.Put(p)
 }
 
