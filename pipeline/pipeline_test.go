@@ -469,3 +469,13 @@ func TestTimeToFirstOutput(t *testing.T) {
 		t.Errorf("end-to-end %+v wall %v below the work done", m.EndToEnd, m.Wall)
 	}
 }
+
+func TestRunWithCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := pipeline.New("dead")
+	pipeline.To(pipeline.Then(pipeline.From(p, endless("src")), stage.Map("a", inc)), stage.Discard[int]("sink"))
+	if err := p.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+}

@@ -9,8 +9,8 @@
 //
 //   - [Map] and [MapFrame]: one frame in, one frame out.
 //   - [FlatMap] and [Process]: one frame in, any number out (a VAD turns PCM
-//     chunks into speech segments); a [Processor] may also [Flusher] what it
-//     holds when the input ends.
+//     chunks into speech segments); a [Processor] that is also a [Flusher]
+//     emits what it still holds when the input ends.
 //   - [Batch] and [Rechunk]: many in, one out, bounded by size and time.
 //   - [Source] ([FromFunc], [FromSamples], [FromSlice], [FromSeq],
 //     [FromReader], [FromPCM16]) and [Sink] ([ToFunc], [Discard]).
