@@ -146,21 +146,24 @@ func (a *Artifact) Quantized(name string) (*Quantized, error) {
 func (q *Quantized) Dequantize() []float32 {
 	n := len(q.Q.Data)
 	out := make([]float32, n)
-	per := n
-	if len(q.Scale) > 1 {
-		per = n / len(q.Scale)
+	rows := len(q.Scale)
+	if rows == 0 {
+		return out
 	}
+	per := n / rows
 	signed := q.Q.DType == safetensors.I8
-	for i, b := range q.Q.Data {
-		c := 0
-		if per > 0 {
-			c = i / per
-		}
-		v := int32(b)
+	for c := 0; c < rows; c++ {
+		s, z := q.Scale[c], q.ZeroPoint[c]
+		src, dst := q.Q.Data[c*per:(c+1)*per], out[c*per:(c+1)*per]
 		if signed {
-			v = int32(int8(b))
+			for i, b := range src {
+				dst[i] = float32(int32(int8(b))-z) * s
+			}
+		} else {
+			for i, b := range src {
+				dst[i] = float32(int32(b)-z) * s
+			}
 		}
-		out[i] = float32(v-q.ZeroPoint[c]) * q.Scale[c]
 	}
 	return out
 }

