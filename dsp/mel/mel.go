@@ -14,6 +14,11 @@
 // filters stored as sparse bin ranges. Callers that do not need the full
 // 30-s window (short clips, models run with a reduced audio context) ask
 // for fewer frames and pay only for those.
+//
+// Long-form transcription (openai-whisper's transcribe) computes the
+// features of the whole recording plus 30 s of zeros once, so the max−8
+// floor is global, and then cuts 3000-frame windows at each seek: that is
+// Compute with nFrames = LongFormFrames(len(audio)) followed by Window.
 package mel
 
 import (
@@ -176,6 +181,30 @@ func (e *Extractor) Compute(dst, audio []float32, nFrames int) ([]float32, error
 		dst[i] = (max(v, floor) + 4) / 4
 	}
 	return dst, nil
+}
+
+// LongFormFrames returns the frame count of openai-whisper's
+// log_mel_spectrogram(audio, padding=480000) for n samples: the whole
+// recording followed by 30 s of zeros.
+func LongFormFrames(n int) int { return (n + ChunkSamples) / Hop }
+
+// Window copies frames [start, start+width) of features laid out as nMels
+// rows of nFrames into dst (nMels rows of width), zero-filling frames past
+// the end as openai-whisper's pad_or_trim does, and returns dst.
+func Window(dst, feats []float32, nMels, nFrames, start, width int) []float32 {
+	if cap(dst) < nMels*width {
+		dst = make([]float32, nMels*width)
+	}
+	dst = dst[:nMels*width]
+	for m := range nMels {
+		row := dst[m*width : (m+1)*width]
+		n := 0
+		if start < nFrames {
+			n = copy(row, feats[m*nFrames+start:(m+1)*nFrames])
+		}
+		clear(row[n:])
+	}
+	return dst
 }
 
 // LogMel computes 30-s Whisper features of audio with nMels bands. For

@@ -255,3 +255,40 @@ func BenchmarkLogMel30s(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/30s")
 }
+
+func TestLongFormWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := make([]float32, 16000*3+77)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * 0.1)
+	}
+	e, _ := NewExtractor(80)
+	n := LongFormFrames(len(x))
+	if n != (len(x)+ChunkSamples)/Hop {
+		t.Fatalf("LongFormFrames = %d", n)
+	}
+	feats, err := e.Compute(nil, x, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first 3000-frame window of a recording shorter than 30 s is the
+	// plain 30-s feature set: padding with 30 s of zeros changes nothing
+	// but the frames after it.
+	want, _ := e.Compute(nil, x, ChunkFrames)
+	w := Window(nil, feats, 80, n, 0, ChunkFrames)
+	for i := range want {
+		if w[i] != want[i] {
+			t.Fatalf("window value %d = %v, want %v", i, w[i], want[i])
+		}
+	}
+	// A window running past the end is zero-filled.
+	tail := Window(nil, feats, 80, n, n-10, 30)
+	for m := range 80 {
+		for j := range 30 {
+			v := tail[m*30+j]
+			if j < 10 && v != feats[m*n+n-10+j] || j >= 10 && v != 0 {
+				t.Fatalf("tail[%d][%d] = %v", m, j, v)
+			}
+		}
+	}
+}
