@@ -362,17 +362,19 @@ func (c *Cache) convertModel(ctx context.Context, m Model, fresh map[string]bool
 		}
 	}
 	if m.convert != nil {
+		done := c.Progress.Wait("convert " + m.ID)
 		conv, err := m.convert(ctx, func(name string) string { return c.src(m.ID, name) })
 		if err != nil {
+			done()
 			return fmt.Errorf("weights: converting %s: %w", m.ID, err)
 		}
 		defer conv.close()
 		if err := ctx.Err(); err != nil {
+			done()
 			return err
 		}
-		bar := c.Progress.Bar("write "+m.ID+".safetensors", 0)
 		err = safetensors.WriteFile(c.weightsPath(m.ID), conv.tensors, map[string]string{"format": "pt", "forge_model": m.ID})
-		bar.Done()
+		done()
 		if err != nil {
 			return fmt.Errorf("weights: writing %s: %w", m.ID, err)
 		}
