@@ -49,6 +49,11 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 		return nil
 	}
 	direct := K == 1 && a.Stride == 1 && a.PadLeft == 0 && a.PadRight == 0
+	// With few output frames and long kernels (an STFT as a convolution:
+	// K = 256, four frames) im2col's rows would be a handful of elements
+	// each; laid out transposed, each (frame, channel) receptive field is
+	// one contiguous copy and the GEMM reads the columns transposed.
+	transposed := !direct && K > Lout && a.Dilation == 1 && cig*K*Lout <= 1<<16
 	var colp *[]float32
 	if !direct {
 		colp = getCol(cig * K * Lout)
@@ -57,13 +62,17 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	for n := 0; n < N; n++ {
 		for g := 0; g < G; g++ {
 			xg := x[(n*Cin+g*cig)*L:]
-			col := xg
-			if !direct {
+			col, ldc, transB := xg, Lout, false
+			switch {
+			case transposed:
+				col, ldc, transB = *colp, cig*K, true
+				im2colT(col, xg, cig, L, K, Lout, a)
+			case !direct:
 				col = *colp
 				b.im2col(col, xg, cig, L, K, Lout, a)
 			}
 			yg := y[(n*Cout+g*cog)*Lout : (n*Cout+(g+1)*cog)*Lout]
-			gemm.SGEMM(false, false, cog, Lout, cig*K, 1, w[g*cog*cig*K:], cig*K, col, Lout, 0, yg, Lout)
+			gemm.SGEMM(false, transB, cog, Lout, cig*K, 1, w[g*cog*cig*K:], cig*K, col, ldc, 0, yg, Lout)
 			if bias != nil {
 				for c := 0; c < cog; c++ {
 					bc := bias[g*cog+c]
@@ -116,6 +125,23 @@ func im2colRows(col, x []float32, L, K, Lout int, a kernels.ConvAttr, lo, hi int
 			} else {
 				row[t] = 0
 			}
+		}
+	}
+}
+
+// im2colT lays out the receptive fields transposed, one row per output
+// frame: col[t·C·K + c·K + k] = x[c, t·stride + k − padLeft], zero outside
+// the input (dilation 1).
+func im2colT(col, x []float32, C, L, K, Lout int, a kernels.ConvAttr) {
+	for t := 0; t < Lout; t++ {
+		start := t*a.Stride - a.PadLeft
+		k0 := min(max(0, -start), K) // taps before the input
+		k1 := max(k0, min(K, L-start))
+		for c := 0; c < C; c++ {
+			row := col[(t*C+c)*K : (t*C+c+1)*K]
+			clear(row[:k0])
+			copy(row[k0:k1], x[c*L+start+k0:c*L+start+k1])
+			clear(row[k1:])
 		}
 	}
 }

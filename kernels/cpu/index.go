@@ -154,7 +154,19 @@ func (b *Backend) pad(s *kernels.Step, bufs []kernels.Buffer) error {
 			base += j * inStr[d]
 		}
 		o := dst[row*W*es : (row+1)*W*es]
+		// The source row lands in one piece; only the borders need mapping.
+		lo, n := a.Before[r-1], xv.Shape[r-1]
+		mid0, mid1 := max(lo, 0), min(lo+n, W)
+		if !valid || mid1 <= mid0 {
+			mid0, mid1 = 0, 0
+		} else {
+			copy(o[mid0*es:mid1*es], src[(base+mid0-lo)*es:(base+mid1-lo)*es])
+		}
 		for t := 0; t < W; t++ {
+			if t == mid0 && mid1 > mid0 {
+				t = mid1 - 1
+				continue
+			}
 			var j int
 			if valid {
 				j = mapIdx(r-1, t)
