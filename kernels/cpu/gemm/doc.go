@@ -27,10 +27,22 @@
 // environment variable FORGE_BLAS is "off" (or "0", "false", "no"); a path in
 // FORGE_BLAS names the library to load instead of the search list.
 //
-// Integer GEMM ([GemmU8], [PackB8], [GemmU8Packed]) always runs in Go: with
-// AVX-512 VNNI (vpdpbusd) when the CPU has it, else the portable kernel. It is
-// exact: results equal the int32 sum of products as long as k·255·255 fits in
-// an int32 (k ≤ 33025), which holds for every transformer layer Forge runs.
+// Products with a single row or column of C (m == 1 or n == 1, e.g. a decoder
+// step) skip packing on the Go path and run as dot products or row updates.
+//
+// # Integer GEMM
+//
+// For dynamically quantized models (ONNX DynamicQuantizeLinear →
+// MatMulInteger → Mul → Add): [QuantizeU8] quantizes activations exactly as
+// onnxruntime does; [PackU8] / [PackS8] pack a uint8 or int8 weight once
+// (either layout, per-tensor or per-column zero points); [Engine.GemmU8]
+// computes the int32 product and [Engine.GemmU8F32] the dequantized float32
+// product with bias, fused. [Engine.MatMulIntegerU8] and
+// [Engine.MatMulIntegerS8] are one-shot forms for a B used once. These always
+// run in Go: with AVX-512 VNNI (vpdpbusd) when the CPU has it, else a
+// portable kernel. They are exact: results equal the integer sum of products
+// as long as it fits in an int32, which k·255·255 does for k ≤ 33025 — every
+// layer Forge runs.
 //
 // # Errors
 //

@@ -126,6 +126,10 @@ func (e *Engine) Path() string {
 	return fmt.Sprintf("%s (%d threads)", e.kern.name, e.threads)
 }
 
+// IntPath names the kernel the engine's integer GEMMs run on:
+// "go-avx512vnni" or "go".
+func (e *Engine) IntPath() string { return e.ikern.name }
+
 // Threads is the number of threads the engine uses for one call.
 func (e *Engine) Threads() int { return e.threads }
 

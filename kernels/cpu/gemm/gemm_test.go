@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -363,5 +364,43 @@ func TestPackPanel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestConcurrentCalls runs products from several goroutines at once on each
+// engine: pooled scratch must never be shared between calls, and the BLAS
+// library must tolerate concurrent callers.
+func TestConcurrentCalls(t *testing.T) {
+	const m, n, k, callers = 70, 90, 130, 4
+	r := rand.New(rand.NewPCG(15, 16))
+	a, b := randSlice(r, m*k), randSlice(r, k*n)
+	want, mag := refSGEMM(false, false, m, n, k, 1, a, k, b, n, 0, nil, n)
+	for name, e := range testEngines(t) {
+		var wg sync.WaitGroup
+		results := make([][]float32, callers)
+		for g := range results {
+			results[g] = make([]float32, m*n)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 5 {
+					e.SGEMM(false, false, m, n, k, 1, a, k, b, n, 0, results[g], n)
+				}
+			}()
+		}
+		wg.Wait()
+		for g, c := range results {
+			compareSGEMM(t, fmt.Sprintf("%s caller %d", name, g), c, c, n, want, mag, m, n, k)
+		}
+	}
+}
+
+func TestIntPathNamesAKernel(t *testing.T) {
+	e, err := NewGo(1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := e.IntPath(); p != igemmKernels()[0].name {
+		t.Errorf("IntPath() = %q, want the best integer kernel %q", p, igemmKernels()[0].name)
 	}
 }
