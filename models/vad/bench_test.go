@@ -94,3 +94,35 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkNewDetector measures opening a stream: with reuse, a detector
+// closed earlier hands its compiled program to the next; fresh, every
+// detector stays open, so each compiles its own program and state.
+func BenchmarkNewDetector(b *testing.B) {
+	m := testModel(b)
+	b.Run("reuse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d, err := m.NewDetector(ctx(), vad.Rate16k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d.Close()
+		}
+	})
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		var open []*vad.Detector
+		for b.Loop() {
+			d, err := m.NewDetector(ctx(), vad.Rate16k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			open = append(open, d)
+		}
+		b.StopTimer()
+		for _, d := range open {
+			d.Close()
+		}
+	})
+}
