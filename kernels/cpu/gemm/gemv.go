@@ -19,7 +19,7 @@ const (
 const gemvChunk = 128
 
 // gemv handles m == 1 or n == 1 (k ≥ 1, alpha ≠ 0).
-func (e *Engine) gemv(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func (e *Engine) gemv(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
 	j := e.jobs.Get().(*sgemmJob)
 	var (
 		form, cnt, ldm int
@@ -68,7 +68,7 @@ func (e *Engine) gemv(transA, transB bool, m, n, k int, alpha float32, a []float
 	}
 	j.gv = gemvArgs{form: form, k: k, cnt: cnt, mat: mat, ldm: ldm, v: v[:k], out: out, alpha: alpha, beta: beta}
 	j.phase = phaseGemv
-	j.team.parallel(ceilDiv(cnt, gemvChunk), workersFor(1, cnt, k, e.threads))
+	j.team.parallel(ceilDiv(cnt, gemvChunk), workersFor(1, cnt, k, threads))
 	if cinc != 1 {
 		for i, x := range out {
 			c[i*cinc] = x

@@ -88,7 +88,7 @@ func (e *Engine) goSGEMM(transA, transB bool, m, n, k int, alpha float32, a []fl
 		return
 	}
 	if m == 1 || n == 1 {
-		e.gemv(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		e.gemv(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads)
 		return
 	}
 	workers := workersFor(m, n, k, threads)
