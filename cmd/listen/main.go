@@ -7,7 +7,9 @@
 //	listen --vad-only --json FILE.wav   JSON lines: {"start":…,"end":…}
 //
 // Segments are printed as soon as they are final (the audio is streamed
-// through the VAD stage), so long files start printing at once.
+// through the VAD stage), so long files start printing at once. Several
+// channels are mixed down; rates other than 16 and 8 kHz are resampled to
+// 16 kHz. Times are in seconds of the file.
 //
 // Structure, for the modes to come: every flag is defined in parseArgs
 // into one config; main only wires signals and exit codes; each mode is a

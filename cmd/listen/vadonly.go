@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/dsp/resample"
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/models/vad"
@@ -51,13 +53,19 @@ func runVADOnly(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Wri
 	}
 	defer m.Close()
 	cfg.log.Debug("vad model loaded", since(t0), zap.Ints("rates", m.SampleRates()))
-	// The model takes 16 kHz (and 8 kHz); the check names the problem
-	// before any audio is read.
-	if err := m.CheckFormat(f.SampleRate, 1); err != nil {
-		return fmt.Errorf("%s: %w", cfg.input, err)
+	// The model takes 16 kHz (and 8 kHz); other rates are resampled to
+	// 16 kHz on the way in, so segment times are those of the file.
+	rate := f.SampleRate
+	var rs *resample.Resampler
+	if err := m.CheckFormat(rate, 1); errors.Is(err, vad.ErrSampleRate) {
+		if rs, err = resample.New(rate, vad.Rate16k); err != nil {
+			return fmt.Errorf("%s: %w: %w", cfg.input, vad.ErrSampleRate, err)
+		}
+		cfg.log.Info("resampling", zap.Int("from", rate), zap.Int("to", vad.Rate16k))
+		rate = vad.Rate16k
 	}
 
-	vadStage, err := m.NewStage(ctx, "vad", f.SampleRate, cfg.vad)
+	vadStage, err := m.NewStage(ctx, "vad", rate, cfg.vad)
 	if err != nil {
 		return err
 	}
@@ -72,11 +80,18 @@ func runVADOnly(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Wri
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("%s: %w", cfg.input, err)
 		}
+		if rs != nil {
+			out := rs.Process(make([]float32, 0, n*vad.Rate16k/f.SampleRate+1), buf[:n])
+			if err == io.EOF {
+				out = rs.Flush(out)
+			}
+			return out, err
+		}
 		return buf[:n], err
 	}
 	print := segmentPrinter(stdout, cfg.json)
 	p := pipeline.New("listen-vad", pipeline.Logger(cfg.log))
-	pcm := pipeline.From(p, stage.FromSamples("wav", f.SampleRate, read))
+	pcm := pipeline.From(p, stage.FromSamples("wav", rate, read))
 	speech := pipeline.Then(pcm, vadStage)
 	pipeline.To(speech, stage.ToFunc("print", func(_ context.Context, fr stage.Frame[vad.Speech]) error {
 		return print(fr.Payload)
