@@ -65,7 +65,6 @@ func newSGEMMJob(e *Engine) *sgemmJob {
 	j := &sgemmJob{
 		kern:  k,
 		e:     e,
-		apack: make([]float32, k.mc*k.kc),
 		bpack: make([][]float32, e.threads),
 		tile:  make([][]float32, e.threads),
 	}
@@ -93,6 +92,9 @@ func (e *Engine) goSGEMM(transA, transB bool, m, n, k int, alpha float32, a []fl
 	}
 	workers := workersFor(m, n, k, threads)
 	j := e.jobs.Get().(*sgemmJob)
+	if j.apack == nil { // jobs that only ever ran vector products skip it
+		j.apack = make([]float32, j.kern.mc*j.kern.kc)
+	}
 	j.transA, j.transB = transA, transB
 	j.m, j.n, j.k = m, n, k
 	j.a, j.b, j.c = a, b, c
