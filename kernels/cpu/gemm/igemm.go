@@ -148,6 +148,11 @@ var genericIKernel = &igemmKernel{name: "go", fn: igemmKernelGo, fnF32: igemmKer
 func igemmKernelGoF32(kq int, a *uint8, b *int8, c *float32, ldc int, rowSum, zb, colTerm *int32, scale, bias *float32) {
 	var t [imr * inr]int32
 	igemmKernelGo(kq, a, b, &t[0], inr, rowSum, zb, colTerm)
+	dequantTile(&t, c, ldc, scale, bias)
+}
+
+// dequantTile writes c[i*ldc+j] = float32(t[i*inr+j])·scale[j] + bias[j].
+func dequantTile(t *[imr * inr]int32, c *float32, ldc int, scale, bias *float32) {
 	sc := unsafe.Slice(scale, inr)
 	bs := unsafe.Slice(bias, inr)
 	cs := unsafe.Slice(c, (imr-1)*ldc+inr)

@@ -168,3 +168,98 @@ vnnif32loop:
 	VNNI_STORE_F32(44, Z22, Z23)
 	VZEROUPPER
 	RET
+
+// ---------------------------------------------------------------------------
+// AVX2 integer kernel for CPUs without VNNI, same contract and packed layout.
+// vpmaddubsw would saturate (255·127·2 > 32767), so both operands are widened
+// to int16 and multiplied with vpmaddwd, which is exact. The 12×32 tile is
+// computed as 3×4 sub-tiles of 4 rows × 8 columns: Y0–Y7 accumulate (row r in
+// Y(2r) for columns 0–3 and Y(2r+1) for 4–7, each column as two partial sums
+// in adjacent lanes), Y8/Y9 hold the widened B columns, Y10 the four rows'
+// widened A bytes, Y11 one row broadcast across the register.
+
+#define AVX2_IROW(sel, acc0, acc1) \
+	VPERMQ   $sel, Y10, Y11; \
+	VPMADDWD Y8, Y11, Y12; \
+	VPMADDWD Y9, Y11, Y13; \
+	VPADDD   Y12, acc0, acc0; \
+	VPADDD   Y13, acc1, acc1
+
+// Fold the partial sums of one row into 8 columns, apply the zero-point
+// corrections (rowSum at SI, zb at DX, colTerm at R10) and store at DI.
+#define AVX2_ISTORE(roff, acc0, acc1) \
+	VPHADDD      acc1, acc0, acc0; \
+	VPERMQ       $0xD8, acc0, acc0; \
+	VPBROADCASTD roff(SI), Y11; \
+	VPMULLD      (DX), Y11, Y11; \
+	VPSUBD       Y11, acc0, acc0; \
+	VPADDD       (R10), acc0, acc0; \
+	VMOVDQU      acc0, (DI); \
+	ADDQ         R8, DI
+
+// func igemmKernelAVX2(kq int, a *uint8, b *int8, c *int32, ldc int, rowSum, zb, colTerm *int32)
+TEXT ·igemmKernelAVX2(SB), NOSPLIT, $0-64
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+	XORQ R12, R12 // row group g = 0..2
+
+avx2rowgroup:
+	XORQ R13, R13 // column group h = 0..3
+
+avx2colgroup:
+	MOVQ R12, R11
+	SHLQ $4, R11  // 16·g: byte offset of the group's rows in a quad of A
+	MOVQ R13, R9
+	SHLQ $5, R9   // 32·h: byte offset of the group's columns (B bytes, int32 C)
+	MOVQ a+8(FP), AX
+	ADDQ R11, AX
+	MOVQ b+16(FP), BX
+	ADDQ R9, BX
+	MOVQ kq+0(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avx2iloop:
+	VPMOVZXBW (AX), Y10
+	VPMOVSXBW (BX), Y8
+	VPMOVSXBW 16(BX), Y9
+	AVX2_IROW(0x00, Y0, Y1)
+	AVX2_IROW(0x55, Y2, Y3)
+	AVX2_IROW(0xAA, Y4, Y5)
+	AVX2_IROW(0xFF, Y6, Y7)
+	ADDQ $48, AX
+	ADDQ $128, BX
+	DECQ CX
+	JNZ  avx2iloop
+
+	MOVQ rowSum+40(FP), SI
+	ADDQ R11, SI          // 4 rows × 4 bytes = 16·g
+	MOVQ zb+48(FP), DX
+	ADDQ R9, DX
+	MOVQ colTerm+56(FP), R10
+	ADDQ R9, R10
+	MOVQ R12, AX
+	SHLQ $2, AX
+	IMULQ R8, AX          // 4·g rows down
+	MOVQ c+24(FP), DI
+	ADDQ AX, DI
+	ADDQ R9, DI
+	AVX2_ISTORE(0, Y0, Y1)
+	AVX2_ISTORE(4, Y2, Y3)
+	AVX2_ISTORE(8, Y4, Y5)
+	AVX2_ISTORE(12, Y6, Y7)
+
+	INCQ R13
+	CMPQ R13, $4
+	JLT  avx2colgroup
+	INCQ R12
+	CMPQ R12, $3
+	JLT  avx2rowgroup
+	VZEROUPPER
+	RET

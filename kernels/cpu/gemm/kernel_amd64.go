@@ -34,12 +34,29 @@ func igemmKernelVNNIF32(kq int, a *uint8, b *int8, c *float32, ldc int, rowSum, 
 
 var vnniIKernel = &igemmKernel{name: "go-avx512vnni", fn: igemmKernelVNNI, fnF32: igemmKernelVNNIF32}
 
+//go:noescape
+func igemmKernelAVX2(kq int, a *uint8, b *int8, c *int32, ldc int, rowSum, zb, colTerm *int32)
+
+// igemmKernelAVX2F32 adds the float epilogue in Go: CPUs without VNNI are
+// rare enough that a second assembly kernel is not worth its upkeep.
+func igemmKernelAVX2F32(kq int, a *uint8, b *int8, c *float32, ldc int, rowSum, zb, colTerm *int32, scale, bias *float32) {
+	var t [imr * inr]int32
+	igemmKernelAVX2(kq, a, b, &t[0], inr, rowSum, zb, colTerm)
+	dequantTile(&t, c, ldc, scale, bias)
+}
+
+var avx2IKernel = &igemmKernel{name: "go-avx2", fn: igemmKernelAVX2, fnF32: igemmKernelAVX2F32}
+
 // igemmKernels lists the integer kernels this CPU runs, fastest first.
 func igemmKernels() []*igemmKernel {
+	var ks []*igemmKernel
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI {
-		return []*igemmKernel{vnniIKernel, genericIKernel}
+		ks = append(ks, vnniIKernel)
 	}
-	return []*igemmKernel{genericIKernel}
+	if cpu.X86.HasAVX2 {
+		ks = append(ks, avx2IKernel)
+	}
+	return append(ks, genericIKernel)
 }
 
 // transpose16 writes the transpose of a block of source rows into 16
