@@ -9,6 +9,9 @@ import (
 
 // TestDetectorAllocs: scoring a chunk allocates nothing in steady state.
 func TestDetectorAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
 	m := testModel(t)
 	chunks := benchChunks(t)
 	d, err := m.NewDetector(ctx(), vad.Rate16k)
@@ -31,6 +34,9 @@ func TestDetectorAllocs(t *testing.T) {
 // TestProcessorAllocs: the stage body allocates nothing per frame while no
 // segment is emitted (here: a long stretch of speech, then of silence).
 func TestProcessorAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
 	m := testModel(t)
 	speech := goldenAudio(t, "jfk")[86048 : 86048+16000] // inside a phrase
 	p, err := m.NewProcessor(ctx(), vad.Rate16k, vad.DefaultOptions())
