@@ -31,71 +31,129 @@ const (
 // wherever the order changes the result noticeably: the phase is a running
 // sum of up to ~10⁵ radians, whose rounding is audible only as slow drift.
 func harmonicSpectrum(f0, lin []float32, bias float32) []float32 {
+	return stftMagPhase(harmonicSource(f0, lin, bias))
+}
+
+// harmonicSource is SourceModuleHnNSF without noise: the merged harmonic
+// excitation at the audio rate, 300 samples per F0 value.
+func harmonicSource(f0, lin []float32, bias float32) []float32 {
 	n2 := len(f0)
-	samples := n2 * sourceScale // 300 samples per F0 value
-	// Phase increments per F0 value (each value covers 300 samples, so the
-	// down-sampled average is the value itself), accumulated, in radians
-	// at the audio rate.
-	phase := make([]float32, n2*harmonics)
-	var cum [harmonics]float32
-	for i, f := range f0 {
-		for h := range harmonics {
-			r := f * float32(h+1) / SampleRate
-			r -= float32(math.Floor(float64(r)))
-			cum[h] += r
-			phase[i*harmonics+h] = cum[h] * 2 * math.Pi * sourceScale
+	samples := n2 * sourceScale
+	// rad(t, h) is the phase increment of harmonic h at sample t, in turns
+	// modulo 1, on the nearest-upsampled F0.
+	rad := func(t, h int) float32 {
+		r := f0[t/sourceScale] * float32(h+1) / SampleRate
+		return r - float32(math.Floor(float64(r)))
+	}
+	// Down to the F0 rate (Resize linear, half_pixel, scale 1/300), then
+	// the running phase, in radians at the audio rate.
+	down := newOrtLinear(samples, n2, float32(1.0/sourceScale))
+	phase := make([]float32, harmonics*n2) // [h][i]
+	for h := range harmonics {
+		var cum float32
+		row := phase[h*n2 : (h+1)*n2]
+		for i := range n2 {
+			cum += down.at(i, h == harmonics-1, func(t int) float32 { return rad(t, h) })
+			row[i] = cum * 2 * math.Pi * sourceScale
 		}
 	}
+	up := newOrtLinear(n2, samples, sourceScale)
+	tanhBias := mlasTanh(bias)
 	src := make([]float32, samples)
 	parallel(samples, 4096, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			i := t / sourceScale
-			if !(f0[i] > voicedThreshold) {
-				src[t] = float32(math.Tanh(float64(bias)))
+			if !(f0[t/sourceScale] > voicedThreshold) {
+				src[t] = tanhBias // the sines are zeroed where unvoiced
 				continue
 			}
-			// Linear interpolation, half-pixel centres, clamped at the ends.
-			x := (float32(t)+0.5)/sourceScale - 0.5
-			x = min(max(x, 0), float32(n2-1))
-			i0 := int(x)
-			i1 := min(i0+1, n2-1)
-			w := x - float32(i0)
 			var acc float32
 			for h := range harmonics {
-				p := phase[i0*harmonics+h]*(1-w) + phase[i1*harmonics+h]*w
-				acc += float32(math.Sin(float64(p))) * sineAmp * lin[h]
+				row := phase[h*n2 : (h+1)*n2]
+				p := up.at(t, h == harmonics-1, func(i int) float32 { return row[i] })
+				sine := float32(math.Sin(float64(p))) * sineAmp
+				acc = fma32(sine, lin[h], acc)
 			}
-			src[t] = float32(math.Tanh(float64(acc + bias)))
+			src[t] = mlasTanh(acc + bias)
 		}
 	})
-	return stftMagPhase(src)
+	return src
 }
 
-// stftWindow is the periodic Hann window of n_fft points and dft the
-// one-sided DFT basis, both as float32.
-var stftTables = sync.OnceValue(func() (t struct {
-	window [nFFT]float32
-	cos    [specBins][nFFT]float32
-	sin    [specBins][nFFT]float32
-}) {
-	for i := range nFFT {
-		t.window[i] = float32(0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/nFFT))
-	}
-	for k := range specBins {
-		for i := range nFFT {
-			a := 2 * math.Pi * float64(k*i%nFFT) / nFFT
-			t.cos[k][i] = float32(math.Cos(a))
-			t.sin[k][i] = float32(math.Sin(a))
+// ortLinear is onnxruntime's linear Resize along the last axis of a
+// [1, 9, L] tensor (its trilinear path, depth and height unscaled),
+// reproduced in float32: half-pixel source coordinates clamped to the
+// input, weights |x−x1| and |x−x2|, and the eight-term weighted sum of the
+// trilinear kernel, in which the unscaled axes contribute each sample
+// twice (and, on the last row, four times).
+type ortLinear struct {
+	inLen    int
+	x1, x2   []int32
+	dx1, dx2 []float32
+}
+
+func newOrtLinear(inLen, outLen int, scale float32) *ortLinear {
+	r := &ortLinear{inLen: inLen, x1: make([]int32, outLen), x2: make([]int32, outLen), dx1: make([]float32, outLen), dx2: make([]float32, outLen)}
+	for x := range outLen {
+		in := (float32(x)+0.5)/scale - 0.5
+		in = max(0, min(in, float32(inLen-1)))
+		x1 := min(int32(in), int32(inLen-1))
+		x2 := min(x1+1, int32(inLen-1))
+		r.x1[x], r.x2[x] = x1, x2
+		r.dx1[x] = float32(math.Abs(float64(in - float32(x1))))
+		r.dx2[x] = float32(math.Abs(float64(in - float32(x2))))
+		if x1 == x2 {
+			r.dx1[x], r.dx2[x] = 0.5, 0.5
 		}
 	}
-	return t
+	return r
+}
+
+// at returns output x of one row, reading the input through get; last
+// marks the last row of the unscaled height axis, whose two neighbours
+// coincide.
+func (r *ortLinear) at(x int, last bool, get func(int) float32) float32 {
+	x1, x2 := get(int(r.x1[x])), get(int(r.x2[x]))
+	if !last {
+		a := float32(r.dx2[x]*0.5) * x1
+		b := float32(r.dx1[x]*0.5) * x2
+		return ((a + b) + a) + b
+	}
+	a := float32(r.dx2[x]*0.25) * x1
+	b := float32(r.dx1[x]*0.25) * x2
+	s := a + b
+	s += a
+	s += b
+	s += a
+	s += b
+	s += a
+	s += b
+	return s
+}
+
+// fma32 is a·b + c with one rounding, as the reference's GEMM kernels
+// compute their dot products.
+func fma32(a, b, c float32) float32 {
+	return float32(math.FMA(float64(a), float64(b), float64(c)))
+}
+
+// stftWindow is the periodic Hann window of n_fft points, as float32.
+var stftWindow = sync.OnceValue(func() (w [nFFT]float32) {
+	for i := range nFFT {
+		w[i] = float32(0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/nFFT))
+	}
+	return w
 })
 
 // stftMagPhase is TorchSTFT.transform as exported: reflect-pad by n_fft/2,
 // frame with hop, window, one-sided DFT; magnitude and phase stacked as
-// [22, frames].
+// [22, frames]. The DFT is onnxruntime's (see bluestein), not an exact
+// one: bins that are zero in exact arithmetic (the imaginary part of DC
+// and Nyquist, every bin of a constant frame) come out as rounding noise,
+// and the sign of that noise decides their phase (±π or 0), which the
+// generator then reads. Reproducing the noise reproduces the reference.
 func stftMagPhase(x []float32) []float32 {
-	tb := stftTables()
+	win := stftWindow()
+	bs := newBluestein(nFFT)
 	pad := nFFT / 2
 	n := len(x)
 	at := func(j int) float32 { // reflect padding (edge excluded)
@@ -110,18 +168,17 @@ func stftMagPhase(x []float32) []float32 {
 	}
 	frames := n/hop + 1
 	out := make([]float32, 2*specBins*frames)
-	parallel(frames, 1024, func(lo, hi int) {
+	parallel(frames, 512, func(lo, hi int) {
 		var seg [nFFT]float32
+		var spec [specBins]complex64
+		scratch := bs.scratch()
 		for f := lo; f < hi; f++ {
 			for i := range nFFT {
-				seg[i] = at(f*hop+i) * tb.window[i]
+				seg[i] = at(f*hop + i)
 			}
-			for k := range specBins {
-				var re, im float32
-				for i, v := range seg {
-					re += v * tb.cos[k][i]
-					im -= v * tb.sin[k][i]
-				}
+			bs.transform(spec[:], seg[:], win[:], scratch)
+			for k, c := range spec {
+				re, im := real(c), imag(c)
 				out[k*frames+f] = float32(math.Sqrt(float64(re*re + im*im)))
 				out[(specBins+k)*frames+f] = exportPhase(re, im)
 			}
@@ -164,4 +221,29 @@ func parallel(n, grain int, fn func(lo, hi int)) {
 		}(lo, min(lo+step, n))
 	}
 	wg.Wait()
+}
+
+// mlasTanh is onnxruntime's float tanh (MLAS, FMA3 kernel): Eigen's
+// rational approximation on [−9, 9]. The source's unvoiced stretches are
+// this constant, and the STFT's rounding noise on them depends on its
+// last bit.
+func mlasTanh(x float32) float32 {
+	const (
+		a13, a11, a9, a7 = -2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08
+		a5, a3, a1       = 1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03
+		b6, b4, b2, b0   = 1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03
+	)
+	x = max(-9, min(9, x))
+	x2 := x * x
+	p := fma32(x2, a13, a11)
+	p = fma32(p, x2, a9)
+	p = fma32(p, x2, a7)
+	p = fma32(p, x2, a5)
+	p = fma32(p, x2, a3)
+	p = fma32(p, x2, a1)
+	p *= x
+	q := fma32(x2, b6, b4)
+	q = fma32(q, x2, b2)
+	q = fma32(q, x2, b0)
+	return p / q
 }
