@@ -23,6 +23,21 @@
 //   - [Segmenter] is Silero's get_speech_timestamps post-processing in
 //     streaming form (probabilities in, segments out as soon as they are
 //     final); [Segments] is the same over a whole array.
-//   - [Speech] / [NewStage] wire detector and segmenter as a pipeline stage:
-//     PCM frames in, speech segments with their audio out.
+//   - [Processor] ([Model.NewProcessor], [Model.NewStage]) wires detector
+//     and segmenter as a pipeline stage: PCM frames in, [Speech] (segment
+//     plus its audio) out, each as soon as it is final; an open segment is
+//     flushed at the end of the stream.
+//   - [Model.Probs] and [Model.Detect] do the same for a whole clip.
+//
+// Typical use:
+//
+//	m, err := vad.Open(ctx, graph.NewEngine(cpu.New())) // weights from the model cache
+//	d, err := m.NewDetector(ctx, vad.Rate16k)
+//	defer d.Close()
+//	p, err := d.Prob(ctx, chunk) // 512 samples → speech probability
+//
+// Bad input is an error wrapping one of the Err* values: a rate without a
+// branch (ErrSampleRate), several channels (ErrNotMono, from CheckFormat),
+// no samples (ErrEmptyAudio), a chunk of the wrong length (ErrChunkSize),
+// NaN or infinite samples (ErrNotFinite).
 package vad

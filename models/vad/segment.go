@@ -76,7 +76,7 @@ func (s Segment) Seconds(rate int) (start, end float64) {
 
 // Duration returns the segment's length at rate.
 func (s Segment) Duration(rate int) time.Duration {
-	return time.Duration((s.End - s.Start) * int64(time.Second) / int64(rate))
+	return time.Duration(float64(s.End-s.Start) / float64(rate) * float64(time.Second))
 }
 
 // silence is a pause inside a segment where a MaxSpeech split may cut.
