@@ -6,6 +6,16 @@ import (
 	"testing"
 )
 
+// reportRate reports ops per wall-clock second under unit, and per
+// CPU-second (all of the process's threads, BLAS threads included) under
+// unit+"/cpu-s" when the CPU clock is available.
+func reportRate(b *testing.B, ops float64, cpu0 float64, unit string) {
+	b.ReportMetric(ops*float64(b.N)/b.Elapsed().Seconds()/1e9, unit)
+	if cpu := cpuSeconds() - cpu0; cpu0 > 0 && cpu > 0 {
+		b.ReportMetric(ops*float64(b.N)/cpu/1e9, unit+"/cpu-s")
+	}
+}
+
 // benchShapes are m×n×k: the 384×1500×384 and 1024³, plus Whisper's
 // encoder MLP as the graph will call it (activations [1500, 384] times a
 // PyTorch-layout weight [1536, 384], transposed).
@@ -49,10 +59,11 @@ func BenchmarkSGEMM(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", name, s.m, s.n, s.k), func(b *testing.B) {
 				b.ReportAllocs()
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					e.SGEMM(false, s.transB, s.m, s.n, s.k, 1, x, s.k, w, ldb, 0, c, s.n)
 				}
-				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				reportRate(b, 2*float64(s.m*s.n*s.k), cpu0, "GFLOP/s")
 			})
 		}
 	}
@@ -86,18 +97,20 @@ func BenchmarkGemmU8(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
 				b.ReportAllocs()
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					e.GemmU8(m, a, kk, 117, qb, c, n)
 				}
-				b.ReportMetric(2*float64(m*n*kk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+				reportRate(b, 2*float64(m*n*kk), cpu0, "GOP/s")
 			})
 			cf, scaleB, bias := make([]float32, m*n), []float32{0.01}, make([]float32, n)
 			b.Run(fmt.Sprintf("%s-f32/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
 				b.ReportAllocs()
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					e.GemmU8F32(m, a, kk, 117, 0.02, qb, scaleB, bias, cf, n)
 				}
-				b.ReportMetric(2*float64(m*n*kk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+				reportRate(b, 2*float64(m*n*kk), cpu0, "GOP/s")
 			})
 		}
 	}
@@ -113,10 +126,11 @@ func BenchmarkMicroKernel(b *testing.B) {
 		w := randSlice(r, kern.nr*k)
 		c := make([]float32, kern.mr*kern.nr)
 		b.Run(kern.name, func(b *testing.B) {
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				kern.fn(k, &a[0], &w[0], &c[0], kern.nr, 1, 1)
 			}
-			b.ReportMetric(2*float64(kern.mr*kern.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			reportRate(b, 2*float64(kern.mr*kern.nr*k), cpu0, "GFLOP/s")
 		})
 	}
 }

@@ -17,9 +17,11 @@ gcc -O2 -o "$tmp/sgemm_bench" "$here/sgemm_bench.c" -l:libopenblas.so.0 -lm
 (cd "$pkg" && go test -c -o "$tmp/gemm.test" .)
 echo "threads=$threads rounds=$rounds reps=$reps load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$rounds"); do
-  "$tmp/sgemm_bench" "$threads" "$reps" | while read -r shape mean best; do
-    echo "C      $shape mean ${mean} best ${best} GFLOP/s"
+  "$tmp/sgemm_bench" "$threads" "$reps" | while read -r shape mean best percpu; do
+    echo "C      $shape mean ${mean} GFLOP/s (best rep ${best}), ${percpu} GFLOP/cpu-s"
   done
   (cd "$pkg" && "$tmp/gemm.test" -test.run '^$' -test.bench 'SGEMM/openblas/' -test.benchtime "${reps}x" -test.cpu "$threads") |
-    awk '/^BenchmarkSGEMM/ { split($1, p, "/"); sub(/-[0-9]+$/, "", p[3]); for (i = 1; i <= NF; i++) if ($(i+1) == "GFLOP/s") print "purego " p[3] " mean " $i " GFLOP/s" }'
+    awk '/^BenchmarkSGEMM/ { split($1, p, "/"); sub(/-[0-9]+$/, "", p[3]); w = c = "?"
+      for (i = 1; i < NF; i++) { if ($(i+1) == "GFLOP/s") w = $i; if ($(i+1) == "GFLOP/s/cpu-s") c = $i }
+      print "purego " p[3] " mean " w " GFLOP/s, " c " GFLOP/cpu-s" }'
 done

@@ -1,7 +1,9 @@
 // sgemm_bench calls OpenBLAS's cblas_sgemm directly from C on the shapes of
 // BenchmarkSGEMM, so the purego path can be compared with a native caller.
 // Usage: sgemm_bench THREADS REPS. Prints one line per shape:
-//   MxNxK mean_gflops best_gflops
+//   MxNxK mean_gflops best_gflops gflops_per_cpu_second
+// (CPU time is the whole process's, OpenBLAS threads included, as in the Go
+// benchmark's GFLOP/s/cpu-s.)
 // Built and run by run.sh; never committed as a binary.
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +17,13 @@ void cblas_sgemm(int order, int transa, int transb, int m, int n, int k,
                  float beta, float *c, int ldc);
 void openblas_set_num_threads(int);
 
-static double now(void) {
+static double clock_s(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+static double cpu(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 static float *randm(size_t n) {
   float *x = malloc(n * sizeof *x);
@@ -38,7 +42,7 @@ int main(int argc, char **argv) {
     float *a = randm((size_t)m * k), *b = randm((size_t)k * n), *c = randm((size_t)m * n);
     int ldb = tb ? k : n;
     cblas_sgemm(RowMajor, NoTrans, tb ? Trans : NoTrans, m, n, k, 1, a, k, b, ldb, 0, c, n);
-    double flops = 2.0 * m * n * k, best = 0, total = 0;
+    double flops = 2.0 * m * n * k, best = 0, total = 0, cpu0 = cpu();
     for (int r = 0; r < reps; r++) {
       double t0 = now();
       cblas_sgemm(RowMajor, NoTrans, tb ? Trans : NoTrans, m, n, k, 1, a, k, b, ldb, 0, c, n);
@@ -46,7 +50,8 @@ int main(int argc, char **argv) {
       total += dt;
       if (flops / dt > best) best = flops / dt;
     }
-    printf("%dx%dx%d %.2f %.2f\n", m, n, k, flops * reps / total / 1e9, best / 1e9);
+    double cpus = cpu() - cpu0;
+    printf("%dx%dx%d %.2f %.2f %.2f\n", m, n, k, flops * reps / total / 1e9, best / 1e9, flops * reps / cpus / 1e9);
     free(a), free(b), free(c);
   }
   return 0;
