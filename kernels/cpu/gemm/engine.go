@@ -115,9 +115,14 @@ func (e *Engine) initPools() {
 
 // Path says which path this engine's SGEMM runs and on how many threads, for
 // logs and scorecards: e.g. "openblas (libopenblas.so.0, 2 threads)",
+// "accelerate (/System/Library/Frameworks/Accelerate.framework/Accelerate)",
 // "go-avx512 (2 threads)" or "go-avx512 (2 threads; no BLAS: FORGE_BLAS=off)".
 func (e *Engine) Path() string {
 	if e.blas != nil {
+		if e.blas.kind != "openblas" {
+			// Only OpenBLAS lets us set its thread count; others choose.
+			return fmt.Sprintf("%s (%s)", e.blas.kind, e.blas.lib)
+		}
 		return fmt.Sprintf("%s (%s, %d threads)", e.blas.kind, e.blas.lib, e.threads)
 	}
 	if e.noBLAS != "" {
