@@ -183,6 +183,10 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 			for i := range d {
 				d[i] = float32(1 / math.Sqrt(float64(a[i])))
 			}
+		case kernels.ESin:
+			vmath.Sin(d, reg(in.A))
+		case kernels.ECos:
+			vmath.Cos(d, reg(in.A))
 		case kernels.ERecip:
 			a := reg(in.A)
 			for i := range d {

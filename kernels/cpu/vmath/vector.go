@@ -103,3 +103,30 @@ func geluGo(dst, src []float32) {
 		dst[i] = GeluErf32(v)
 	}
 }
+
+// Sin sets dst[i] = sin(src[i]). dst may alias src.
+func Sin(dst, src []float32) {
+	if len(src) > 0 {
+		sinq(dst[:len(src)], src, 0)
+	}
+}
+
+// Cos sets dst[i] = cos(src[i]). dst may alias src.
+func Cos(dst, src []float32) {
+	if len(src) > 0 {
+		sinq(dst[:len(src)], src, 1)
+	}
+}
+
+func sinq64(v, q float32) float32 {
+	if q == 0 {
+		return float32(math.Sin(float64(v)))
+	}
+	return float32(math.Cos(float64(v)))
+}
+
+func sinqGo(dst, src []float32, q float32) {
+	for i, v := range src {
+		dst[i] = sinq64(v, q)
+	}
+}

@@ -68,3 +68,23 @@ func gelu(dst, src []float32) {
 	}
 	geluGo(dst, src)
 }
+
+//go:noescape
+func sinqAVX512(dst, src *float32, n int, q float32) (big bool)
+
+// sinq sets dst = sin(src + q·π/2); lanes beyond the exact range of the
+// vector reduction are redone in float64.
+func sinq(dst, src []float32, q float32) {
+	if !hasAVX512 {
+		sinqGo(dst, src, q)
+		return
+	}
+	if !sinqAVX512(&dst[0], &src[0], len(src), q) {
+		return
+	}
+	for i, v := range src {
+		if v >= 65536 || v <= -65536 || v != v {
+			dst[i] = sinq64(v, q)
+		}
+	}
+}

@@ -315,7 +315,18 @@ DATA vc<>+116(SB)/4, $0xbc11371b // t11
 DATA vc<>+120(SB)/4, $0x3b6b69e8 // t13
 DATA vc<>+124(SB)/4, $0xbabed1b2 // t15
 DATA vc<>+128(SB)/4, $0x3a1aac12 // t17
-GLOBL vc<>(SB), RODATA|NOPTR, $132
+DATA vc<>+132(SB)/4, $0x3f22f983 // twoopi
+DATA vc<>+136(SB)/4, $0x3fc90000 // pio2_1
+DATA vc<>+140(SB)/4, $0x39fda000 // pio2_2
+DATA vc<>+144(SB)/4, $0x33a22169 // pio2_3
+DATA vc<>+148(SB)/4, $0xbe2aaaa3 // ss1
+DATA vc<>+152(SB)/4, $0x3c08839e // ss2
+DATA vc<>+156(SB)/4, $0xb94ca1f9 // ss3
+DATA vc<>+160(SB)/4, $0x3d2aaaa5 // cc1
+DATA vc<>+164(SB)/4, $0xbab6061a // cc2
+DATA vc<>+168(SB)/4, $0x37ccf5ce // cc3
+DATA vc<>+172(SB)/4, $0x47800000 // sinbig
+GLOBL vc<>(SB), RODATA|NOPTR, $176
 
 #define RSQRT2 vc<>+0(SB)
 #define ABSMASK vc<>+4(SB)
@@ -329,6 +340,17 @@ GLOBL vc<>(SB), RODATA|NOPTR, $132
 #define T13 vc<>+120(SB)
 #define T15 vc<>+124(SB)
 #define T17 vc<>+128(SB)
+#define TWOOPI vc<>+132(SB)
+#define PIO2_1 vc<>+136(SB)
+#define PIO2_2 vc<>+140(SB)
+#define PIO2_3 vc<>+144(SB)
+#define SS1 vc<>+148(SB)
+#define SS2 vc<>+152(SB)
+#define SS3 vc<>+156(SB)
+#define CC1 vc<>+160(SB)
+#define CC2 vc<>+164(SB)
+#define CC3 vc<>+168(SB)
+#define SINBIG vc<>+172(SB)
 #define TANHSMALL vc<>+16(SB)
 #define S1 vc<>+32(SB)
 #define S3 vc<>+36(SB)
@@ -408,5 +430,81 @@ gelu_tail:
 	VMOVUPS   Z1, K1, (DI)
 
 gelu_done:
+	VZEROUPPER
+	RET
+
+// SINQ sets y = sin(x + q·π/2) for 16 lanes, where the quadrant offset q is
+// a constant 0 (sin) or 1 (cos) held as a float in Z15: x = j·π/2 + r with
+// j = round(x·2/π) (π/2 in three parts, exact for |x| < 2¹⁶), then the sine
+// or cosine polynomial of r by (j+q) mod 4. Lanes with |x| ≥ 2¹⁶ set bits
+// in K4 for the caller to recompute. Clobbers Z2–Z13, K2–K3.
+#define SINQ(x, y) \
+	VMULPS.BCST      TWOOPI, x, Z2;       \
+	VRNDSCALEPS      $0, Z2, Z2;          \
+	VMOVAPS          x, Z3;               \
+	VFNMADD231PS.BCST PIO2_1, Z2, Z3;     \
+	VFNMADD231PS.BCST PIO2_2, Z2, Z3;     \
+	VFNMADD231PS.BCST PIO2_3, Z2, Z3;     \
+	VADDPS           Z15, Z2, Z2;         \
+	VCVTPS2DQ        Z2, Z4;              \
+	VMULPS           Z3, Z3, Z5;          \
+	VBROADCASTSS     SS3, Z6;             \
+	VFMADD213PS.BCST SS2, Z5, Z6;         \
+	VFMADD213PS.BCST SS1, Z5, Z6;         \
+	VMULPS           Z5, Z6, Z6;          \
+	VFMADD213PS      Z3, Z3, Z6;          \
+	VBROADCASTSS     CC3, Z7;             \
+	VFMADD213PS.BCST CC2, Z5, Z7;         \
+	VFMADD213PS.BCST CC1, Z5, Z7;         \
+	VMULPS           Z5, Z7, Z7;          \
+	VMULPS           Z5, Z7, Z7;          \
+	VMULPS           Z24, Z5, Z8;         \
+	VSUBPS           Z8, Z7, Z7;          \
+	VADDPS           Z25, Z7, Z7;         \
+	VPANDD           Z14, Z4, Z9;         \
+	VPTESTMD         Z9, Z9, K2;          \
+	VMOVAPS          Z6, y;               \
+	VMOVAPS          Z7, K2, y;           \
+	VPSRLD           $1, Z4, Z10;         \
+	VPANDD           Z14, Z10, Z10;       \
+	VPSLLD           $31, Z10, Z10;       \
+	VPXORD           Z10, y, y;           \
+	VANDPS.BCST      ABSMASK, x, Z11;     \
+	VCMPPS.BCST      $13, SINBIG, Z11, K3; \
+	KORW             K3, K4, K4
+
+// func sinqAVX512(dst, src *float32, n int, q float32) (big bool)
+TEXT ·sinqAVX512(SB), NOSPLIT, $0-33
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS q+24(FP), Z15
+	LOADEXP
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z14
+	KXORW        K4, K4, K4
+
+sin_loop:
+	CMPQ    CX, $16
+	JL      sin_tail
+	VMOVUPS (SI), Z0
+	SINQ(Z0, Z1)
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     sin_loop
+
+sin_tail:
+	TESTQ     CX, CX
+	JZ        sin_done
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	SINQ(Z0, Z1)
+	VMOVUPS   Z1, K1, (DI)
+
+sin_done:
+	KORTESTW   K4, K4
+	SETNE      big+32(FP)
 	VZEROUPPER
 	RET

@@ -8,3 +8,4 @@ func scale(dst []float32, s float32)               { scaleGo(dst, s) }
 func sigmoid(dst, src []float32)                   { sigmoidGo(dst, src) }
 func tanh(dst, src []float32)                      { tanhGo(dst, src) }
 func gelu(dst, src []float32)                      { geluGo(dst, src) }
+func sinq(dst, src []float32, q float32)           { sinqGo(dst, src, q) }

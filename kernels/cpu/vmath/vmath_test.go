@@ -185,3 +185,51 @@ func BenchmarkGeluScalar(b *testing.B) {
 		geluGo(dst, src)
 	}
 }
+
+func TestSinCosMatchFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, scale := range []float64{1, 10, 1000, 60000, 1e6} {
+		src := make([]float32, 1001)
+		for i := range src {
+			src[i] = float32((rng.Float64()*2 - 1) * scale)
+		}
+		src[0], src[1] = 0, float32(math.Pi/2)
+		s, c := make([]float32, len(src)), make([]float32, len(src))
+		Sin(s, src)
+		Cos(c, src)
+		for i, v := range src {
+			ws, wc := math.Sin(float64(v)), math.Cos(float64(v))
+			if math.Abs(float64(s[i])-ws) > 2.5e-7 || math.Abs(float64(c[i])-wc) > 2.5e-7 {
+				t.Fatalf("scale %g: sin/cos(%v) = %v, %v; want %v, %v", scale, v, s[i], c[i], ws, wc)
+			}
+		}
+	}
+	src := []float32{float32(math.NaN()), float32(math.Inf(1))}
+	s := make([]float32, 2)
+	Sin(s, src)
+	if !math.IsNaN(float64(s[0])) || !math.IsNaN(float64(s[1])) {
+		t.Errorf("sin(NaN, Inf) = %v", s)
+	}
+}
+
+func BenchmarkSin(b *testing.B) {
+	src := make([]float32, 4096)
+	for i := range src {
+		src[i] = float32(i) * 0.37
+	}
+	dst := make([]float32, 4096)
+	for i := 0; i < b.N; i++ {
+		Sin(dst, src)
+	}
+}
+
+func BenchmarkSinScalar(b *testing.B) {
+	src := make([]float32, 4096)
+	for i := range src {
+		src[i] = float32(i) * 0.37
+	}
+	dst := make([]float32, 4096)
+	for i := 0; i < b.N; i++ {
+		sinqGo(dst, src, 0)
+	}
+}
