@@ -19,6 +19,7 @@ import (
 var (
 	modelOnce sync.Once
 	model     *vad.Model
+	modelArt  *weights.Artifact
 	modelErr  error
 )
 
@@ -34,12 +35,11 @@ func testModel(t testing.TB) *vad.Model {
 			return
 		}
 		c.Progress = nil
-		a, err := c.Open(weights.SileroVADv6)
-		if err != nil {
-			modelErr = err
+		modelArt, modelErr = c.Open(weights.SileroVADv6)
+		if modelErr != nil {
 			return
 		}
-		model, modelErr = vad.New(graph.NewEngine(cpu.New()), a)
+		model, modelErr = vad.New(graph.NewEngine(cpu.New()), modelArt)
 	})
 	if errors.Is(modelErr, weights.ErrNotReady) {
 		t.Skipf("SKIPPED: silero-vad-v6 is not in the model cache: %v — run `go run ./cmd/models fetch silero-vad-v6` (or `make models`)", modelErr)
