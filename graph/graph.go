@@ -161,7 +161,7 @@ func (g *Graph) fail(err error) Tensor {
 	if g.err == nil {
 		g.err = err
 	}
-	g.nodes = append(g.nodes, node{err: err})
+	g.nodes = append(g.nodes, node{op: opInvalid, err: err})
 	return Tensor{g, uint32(len(g.nodes) - 1)}
 }
 
