@@ -148,3 +148,26 @@ func BenchmarkQuantizeU8(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackU8 measures packing a Whisper MLP weight (1536×384 as
+// PyTorch [out, in], and as ONNX MatMul's [in, out]); the one-shot
+// MatMulInteger calls pay this on every call.
+func BenchmarkPackU8(b *testing.B) {
+	const n, k = 1536, 384
+	r := rand.New(rand.NewPCG(5, 5))
+	w := make([]uint8, n*k)
+	fillU8(r, w, false)
+	var q QuantB
+	for _, transB := range []bool{true, false} {
+		ldb := n
+		if transB {
+			ldb = k
+		}
+		b.Run(fmt.Sprintf("transB=%v", transB), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				packB8(&q, transB, k, n, w, ldb, []uint8{128}, true)
+			}
+		})
+	}
+}

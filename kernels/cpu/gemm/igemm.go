@@ -80,42 +80,132 @@ func packB8[T uint8 | int8](q *QuantB, transB bool, k, n int, b []T, ldb int, zb
 	if len(zb) != 1 && len(zb) != n {
 		panic(fmt.Sprintf("gemm: PackB: len(zb) = %d, want 1 or n = %d", len(zb), n))
 	}
-	toS8 := func(v T) int8 {
-		x := uint8(v)
-		if shift {
-			x ^= 0x80
-		}
-		return int8(x)
+	var flip uint8 // what maps a stored byte to the signed domain
+	if shift {
+		flip = 0x80
 	}
 	slivers := ceilDiv(n, inr)
 	q.k, q.n, q.kq = k, n, ceilDiv(k, 4)
 	q.data = grow(q.data, slivers*q.kq*inr*4)
 	q.colSum = grow(q.colSum, slivers*inr)
 	q.zb = grow(q.zb, slivers*inr)
-	clear(q.data)
 	clear(q.colSum)
 	clear(q.zb)
-	for j := 0; j < n; j++ {
-		s, jj := j/inr, j%inr
-		base := s * q.kq * inr * 4
-		var sum int32
-		for p := 0; p < k; p++ {
-			var v int8
-			if transB {
-				v = toS8(b[j*ldb+p])
-			} else {
-				v = toS8(b[p*ldb+j])
-			}
-			q.data[base+((p/4)*inr+jj)*4+p%4] = v
-			sum += int32(v)
+	src := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+	dst := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(q.data))), len(q.data))
+	if transB {
+		packB8Transposed(dst, q.kq, k, n, src, ldb, flip)
+		// Σ_p signed(b) = Σ_p (b ^ flip ^ 0x80) − 128·k: the xor with
+		// flip^0x80 turns each stored byte into its signed value + 128.
+		for j := 0; j < n; j++ {
+			q.colSum[j] = int32(sumBytesXor(src[j*ldb:j*ldb+k], flip^0x80) - 128*int64(k))
 		}
-		q.colSum[j] = sum
+	} else {
+		packB8Rows(dst, q.colSum, q.kq, k, n, src, ldb, flip)
+	}
+	for j := 0; j < n; j++ {
 		z := zb[0]
 		if len(zb) == n {
 			z = zb[j]
 		}
-		q.zb[j] = int32(toS8(z))
+		q.zb[j] = int32(int8(uint8(z) ^ flip))
 	}
+}
+
+// packB8Transposed packs B stored n×k (column j of op(B) is row j, so each
+// group of four along k is four contiguous bytes): per sliver, a transpose
+// of 32 rows of 4-byte groups. Whole blocks of 16 groups go through the SIMD
+// panel transpose (the bytes of a group travel together as one 32-bit lane).
+func packB8Transposed(dst []uint8, kq, k, n int, src []uint8, ldb int, flip uint8) {
+	full := k / 4
+	for s := 0; s*inr < n; s++ {
+		cols := min(inr, n-s*inr)
+		sl := dst[s*kq*inr*4 : (s+1)*kq*inr*4]
+		done := 0
+		if ldb%4 == 0 && full >= 16 {
+			done = packRowsFast(asF32(sl), inr, cols, full, asF32(src[:len(src)&^3]), ldb/4, s*inr, 0)
+			if flip != 0 {
+				for q := 0; q < done; q++ {
+					xorBytes(sl[q*inr*4:q*inr*4+cols*4], flip)
+				}
+			}
+		}
+		for q := done; q < kq; q++ {
+			for jj := 0; jj < inr; jj++ {
+				d := sl[(q*inr+jj)*4 : (q*inr+jj)*4+4 : (q*inr+jj)*4+4]
+				if jj >= cols {
+					clear(d)
+					continue
+				}
+				row := src[(s*inr+jj)*ldb : (s*inr+jj)*ldb+k]
+				for x := range d {
+					if p := 4*q + x; p < k {
+						d[x] = row[p] ^ flip
+					} else {
+						d[x] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
+// packB8Rows packs B stored k×n: each output group of four gathers one byte
+// from four consecutive rows. It adds the signed column sums to colSum.
+func packB8Rows(dst []uint8, colSum []int32, kq, k, n int, src []uint8, ldb int, flip uint8) {
+	full := k / 4
+	for q := 0; q < kq; q++ {
+		for s := 0; s*inr < n; s++ {
+			c0 := s * inr
+			cols := min(inr, n-c0)
+			d := dst[(s*kq+q)*inr*4 : (s*kq+q+1)*inr*4]
+			clear(d[cols*4:])
+			if q < full {
+				r0 := src[(4*q)*ldb+c0:][:cols]
+				r1 := src[(4*q+1)*ldb+c0:][:cols]
+				r2 := src[(4*q+2)*ldb+c0:][:cols]
+				r3 := src[(4*q+3)*ldb+c0:][:cols]
+				cs := colSum[c0:][:cols]
+				for jj := range r0 {
+					g := d[jj*4 : jj*4+4 : jj*4+4]
+					g[0], g[1], g[2], g[3] = r0[jj]^flip, r1[jj]^flip, r2[jj]^flip, r3[jj]^flip
+					cs[jj] += int32(int8(g[0])) + int32(int8(g[1])) + int32(int8(g[2])) + int32(int8(g[3]))
+				}
+				continue
+			}
+			for jj := 0; jj < cols; jj++ {
+				for x := 0; x < 4; x++ {
+					d[jj*4+x] = 0
+					if p := 4*q + x; p < k {
+						d[jj*4+x] = src[p*ldb+c0+jj] ^ flip
+						colSum[c0+jj] += int32(int8(d[jj*4+x]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// xorBytes flips x into every byte of b.
+func xorBytes(b []uint8, x uint8) {
+	w := uint64(x) * 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		v := (*uint64)(unsafe.Pointer(&b[i]))
+		*v ^= w
+	}
+	for ; i < len(b); i++ {
+		b[i] ^= x
+	}
+}
+
+// asF32 views bytes as float32 lanes for the 32-bit transpose, which moves
+// bits without interpreting them.
+func asF32(b []uint8) []float32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 }
 
 // grow returns a slice of length n, reusing x's array when it is big enough.
@@ -405,33 +495,34 @@ func (j *igemmJob) task(t, slot int) {
 func (j *igemmJob) packA(t int) {
 	k, kq := j.b.k, j.b.kq
 	dst := j.apack[t*imr*kq*4 : (t+1)*imr*kq*4]
+	r0 := t * imr
+	rows := min(imr, j.m-r0)
+	// Whole blocks of 16 groups of four go through the SIMD transpose, as
+	// 32-bit lanes (zero rows past m included).
+	done := 0
+	if j.lda%4 == 0 && k/4 >= 16 {
+		done = packRowsFast(asF32(dst), imr, rows, k/4, asF32(j.a[:len(j.a)&^3]), j.lda/4, r0, 0)
+	}
 	for r := 0; r < imr; r++ {
-		i := t*imr + r
-		if i >= j.m {
-			for q := 0; q < kq; q++ {
+		i := r0 + r
+		if r >= rows {
+			for q := done; q < kq; q++ {
 				clear(dst[(q*imr+r)*4 : (q*imr+r)*4+4])
 			}
 			j.rowSum[i] = 0
 			continue
 		}
 		src := j.a[i*j.lda : i*j.lda+k]
-		var sum int32
-		q := 0
-		for ; 4*q+4 <= k; q++ {
-			s := src[4*q : 4*q+4 : 4*q+4]
+		for q := done; q < kq; q++ {
 			d := dst[(q*imr+r)*4 : (q*imr+r)*4+4 : (q*imr+r)*4+4]
-			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
-			sum += int32(s[0]) + int32(s[1]) + int32(s[2]) + int32(s[3])
-		}
-		if q < kq {
-			d := dst[(q*imr+r)*4 : (q*imr+r)*4+4]
-			clear(d)
-			for x, v := range src[4*q:] {
-				d[x] = v
-				sum += int32(v)
+			if 4*q+4 <= k {
+				d[0], d[1], d[2], d[3] = src[4*q], src[4*q+1], src[4*q+2], src[4*q+3]
+				continue
 			}
+			clear(d)
+			copy(d, src[4*q:])
 		}
-		j.rowSum[i] = sum
+		j.rowSum[i] = int32(sumBytesXor(src, 0))
 	}
 }
 

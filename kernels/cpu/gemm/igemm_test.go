@@ -66,6 +66,16 @@ func intCases() []intCase {
 			cs = append(cs, intCase{m: s[0], n: s[1], k: s[2], transB: tb, pad: x % 3, perCol: x%2 == 1})
 		}
 	}
+	// The SIMD packing paths (row strides that are multiples of 4, at least
+	// 16 groups of four) next to their fallbacks, with partial groups,
+	// narrow slivers and row strides that are not.
+	cs = append(cs,
+		intCase{m: 30, n: 70, k: 130, transB: true, pad: 2},
+		intCase{m: 30, n: 70, k: 130, transB: true, pad: 1},
+		intCase{m: 13, n: 10, k: 200, transB: true, perCol: true},
+		intCase{m: 25, n: 40, k: 256, transB: false, pad: 3},
+		intCase{m: 25, n: 40, k: 257, transB: false, pad: 3, perCol: true},
+	)
 	// Whisper's largest depth, with values at the ends of both ranges: the
 	// exactness bound, not an average case.
 	cs = append(cs, intCase{m: 14, n: 40, k: 1536, transB: true, extremes: true},

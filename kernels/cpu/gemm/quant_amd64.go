@@ -27,3 +27,20 @@ func quantize(dst []uint8, x []float32, scale, zp float32) {
 	}
 	quantizeGo(dst, x, scale, zp)
 }
+
+//go:noescape
+func sumBytesAVX512(p *uint8, n int, x uint8) uint64
+
+// sumBytesXor returns Σ (p[i] ^ x).
+func sumBytesXor(p []uint8, x uint8) int64 {
+	var s uint64
+	head := 0
+	if hasAVX512 && len(p) >= 64 {
+		head = len(p) &^ 63
+		s = sumBytesAVX512(&p[0], head, x)
+	}
+	for _, v := range p[head:] {
+		s += uint64(v ^ x)
+	}
+	return int64(s)
+}

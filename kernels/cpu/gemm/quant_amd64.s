@@ -113,3 +113,36 @@ qtail:
 qdone:
 	VZEROUPPER
 	RET
+
+// func sumBytesAVX512(p *uint8, n int, x uint8) uint64
+// Σ (p[i] ^ x) over the first n - n%64 bytes (the caller adds the tail).
+TEXT ·sumBytesAVX512(SB), NOSPLIT, $0-32
+	MOVQ         p+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVBQZX      x+16(FP), AX
+	VPBROADCASTB AX, Z3
+	VPXORD       Z1, Z1, Z1 // 8 running qword sums
+	VPXORD       Z2, Z2, Z2 // zero, for vpsadbw
+	SHRQ         $6, CX
+	JZ           sbreduce
+
+sbloop:
+	VMOVDQU64 (SI), Z0
+	VPXORD    Z3, Z0, Z0
+	VPSADBW   Z2, Z0, Z0 // |b − 0| summed per 8 bytes
+	VPADDQ    Z0, Z1, Z1
+	ADDQ      $64, SI
+	DECQ      CX
+	JNZ       sbloop
+
+sbreduce:
+	VEXTRACTI64X4 $1, Z1, Y0
+	VPADDQ        Y0, Y1, Y1
+	VEXTRACTI128  $1, Y1, X0
+	VPADDQ        X0, X1, X1
+	VPSHUFD       $0x4E, X1, X0
+	VPADDQ        X0, X1, X1
+	VMOVQ         X1, AX
+	MOVQ          AX, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -11,3 +11,12 @@ func axpy(s float32, x, y []float32) { axpyGo(s, x, y[:len(x)]) }
 func minMax(x []float32) (lo, hi float32, bad bool) { return minMaxGo(x) }
 
 func quantize(dst []uint8, x []float32, scale, zp float32) { quantizeGo(dst, x, scale, zp) }
+
+// sumBytesXor returns Σ (p[i] ^ x).
+func sumBytesXor(p []uint8, x uint8) int64 {
+	var s int64
+	for _, v := range p {
+		s += int64(v ^ x)
+	}
+	return s
+}
