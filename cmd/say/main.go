@@ -1,0 +1,43 @@
+// Command say speaks text with Kokoro-82M.
+//
+//	say [flags] TEXT...        speak the arguments
+//	echo TEXT | say [flags]    speak standard input (streamed: long input is fine)
+//
+// Text runs through a pipeline of goroutine stages: the front-end (text →
+// sentence chunks → phonemes → ids), Kokoro (ids → 24 kHz audio, one chunk
+// at a time), an optional resampler, and a sink that writes a WAV file
+// (-o) or, in a build with the portaudio tag, plays to the speaker. The
+// first sentence's audio leaves while later ones are still synthesised.
+//
+// Flags:
+//
+//	-o FILE.wav        write a WAV file (16-bit PCM) instead of playing
+//	--rate HZ          output sample rate (default 24000, Kokoro's own)
+//	--voice SPEC       a voice (af_heart) or a weighted mix (af_heart,am_michael:0.5)
+//	--speed X          speaking rate (1 = normal)
+//	--lang en-us|en-gb phonemiser language (default: the voice's)
+//	--int8             use the int8 (dynamically quantized) artifact
+//	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
+//	--list-voices      print the voice names and exit
+//
+// Models are fetched into the cache on first use (progress on stderr).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "say:", err)
+		}
+		os.Exit(1)
+	}
+}

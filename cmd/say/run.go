@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/dsp/resample"
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/models/kokoro"
+	"github.com/tensorforge/forge/models/kokoro/g2p"
+	"github.com/tensorforge/forge/pipeline"
+	"github.com/tensorforge/forge/scorecards"
+	"github.com/tensorforge/forge/stage"
+)
+
+// errUsage marks a flag error whose message the flag package has printed.
+var errUsage = errors.New("usage")
+
+// options are the parsed flags.
+type options struct {
+	out        string
+	rate       int
+	voice      string
+	speed      float64
+	lang       string
+	int8       bool
+	scorecard  string
+	listVoices bool
+	text       []string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("say", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.out, "o", "", "write the speech to `FILE.wav` instead of playing it")
+	fs.IntVar(&o.rate, "rate", kokoro.SampleRate, "output sample rate in `Hz` (resampled from 24000)")
+	fs.StringVar(&o.voice, "voice", "af_heart", "voice `NAME`, or a mix NAME[:weight],NAME[:weight]...")
+	fs.Float64Var(&o.speed, "speed", 1, "speaking rate (1 is normal, 2 twice as fast)")
+	fs.StringVar(&o.lang, "lang", "", "phonemiser language `en-us|en-gb` (default: the voice's)")
+	fs.BoolVar(&o.int8, "int8", false, "use the int8 dynamically quantized model")
+	sc := scorecards.Flag(fs)
+	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices and exit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: say [flags] TEXT...   (or text on standard input)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errUsage
+		}
+		return nil, errUsage
+	}
+	o.scorecard = *sc
+	o.text = fs.Args()
+	if o.rate <= 0 || o.rate > resample.MaxRate {
+		return nil, fmt.Errorf("--rate %d: want a positive sample rate up to %d", o.rate, resample.MaxRate)
+	}
+	if !(o.speed > 0.1 && o.speed < 10) {
+		return nil, fmt.Errorf("--speed %v: want a value between 0.1 and 10", o.speed)
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	voices, err := kokoro.LoadVoices(ctx)
+	if err != nil {
+		return err
+	}
+	defer voices.Close()
+	if o.listVoices {
+		for _, n := range voices.Names() {
+			fmt.Fprintln(stdout, n)
+		}
+		return nil
+	}
+	voice, err := voices.Voice(o.voice)
+	if err != nil {
+		return err
+	}
+	lang, err := g2p.LangOfVoice(voice.Primary)
+	if o.lang != "" {
+		lang, err = g2p.ParseLang(o.lang)
+	}
+	if err != nil {
+		return err
+	}
+	var sink sinkFunc
+	if o.out == "" {
+		play, closePlayer, err := newPlayer(o.rate)
+		if err != nil {
+			return err
+		}
+		sink = play
+		defer func() {
+			if cerr := closePlayer(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+	}
+	front, err := g2p.NewEspeak(lang)
+	if err != nil {
+		return err
+	}
+	loadStart := time.Now()
+	w, err := kokoro.LoadWeights(ctx, o.int8)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	model, err := kokoro.New(graph.NewEngine(cpu.New()), w)
+	if err != nil {
+		return err
+	}
+	loaded := time.Since(loadStart)
+
+	var text io.Reader = stdin
+	if len(o.text) > 0 {
+		text = strings.NewReader(strings.Join(o.text, " "))
+	}
+	if o.out != "" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return err
+		}
+		ws, err := newWAVSink(f, o.rate)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		sink = ws.write
+		defer func() {
+			if cerr := ws.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+	}
+
+	card := scorecards.New("say")
+	card.AddModel("kokoro", variant(o.int8), w.SHA256)
+	card.Backend, card.Device = "cpu", "go"
+	card.SetLabel("voice", voice.Name)
+	card.SetLabel("lang", lang.String())
+	card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(loaded.Microseconds())/1000))
+
+	p, produced, err := buildPipeline(model, front, voice, float32(o.speed), o.rate, text, sink)
+	if err != nil {
+		return err
+	}
+	runErr := p.Run(ctx)
+	card.Record(p.Metrics())
+	card.SetAudioOut(float64(*produced) / float64(o.rate))
+	if runErr != nil {
+		if errors.Is(runErr, g2p.ErrNoSpeech) {
+			return fmt.Errorf("nothing to say: %w", runErr)
+		}
+		return runErr
+	}
+	if path, err := scorecards.Save(o.scorecard, card); err != nil {
+		return fmt.Errorf("scorecard: %w", err)
+	} else if path != "" && path != "-" {
+		fmt.Fprintf(stderr, "say: scorecard %s (RTF %.3f, TTFA %.0f ms)\n", path, deref(card.RTF), deref(card.TTFAMs))
+	}
+	return nil
+}
+
+func variant(int8 bool) string {
+	if int8 {
+		return "v1.0-int8"
+	}
+	return "v1.0"
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// sinkFunc consumes one block of output samples at the output rate.
+type sinkFunc func(ctx context.Context, pcm []float32) error
+
+// buildPipeline wires text → g2p (sentence chunks, phonemes, ids) →
+// kokoro → (resample) → sink. produced counts the samples the sink got.
+func buildPipeline(model *kokoro.Model, front *g2p.G2P, voice *kokoro.Voice, speed float32, rate int, text io.Reader, sink sinkFunc) (*pipeline.Pipeline, *int64, error) {
+	p := pipeline.New("say")
+	chunker := &g2p.Chunker{G2P: front}
+	accepted := time.Now()
+	chunks := pipeline.From(p, stage.NewSource("g2p", func(ctx context.Context, emit stage.Emit[g2p.Chunk]) error {
+		for c, err := range chunker.Chunks(ctx, text) {
+			if err != nil {
+				return err
+			}
+			f := stage.Frame[g2p.Chunk]{Offset: int64(c.Index), Payload: c}
+			if c.Index == 0 {
+				f.Entered = accepted // TTFA counts from the text being accepted
+			}
+			if err := emit(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	var offset int64
+	speech := pipeline.Then(chunks, stage.MapFrame("kokoro", func(ctx context.Context, f stage.Frame[g2p.Chunk]) (stage.Frame[[]float32], error) {
+		pcm, err := model.SpeakChunk(ctx, f.Payload, voice, speed)
+		out := stage.Frame[[]float32]{Offset: offset, Rate: kokoro.SampleRate, Entered: f.Entered, Payload: pcm}
+		offset += int64(len(pcm))
+		return out, err
+	}), pipeline.Buffer(1))
+	if rate != kokoro.SampleRate {
+		rs, err := resample.New(kokoro.SampleRate, rate)
+		if err != nil {
+			return nil, nil, err
+		}
+		speech = pipeline.Then(speech, stage.Process[[]float32, []float32]("resample", &resampler{rs: rs}), pipeline.Buffer(1))
+	}
+	produced := new(int64)
+	pipeline.To(speech, stage.ToFunc("sink", func(ctx context.Context, f stage.Frame[[]float32]) error {
+		*produced += int64(len(f.Payload))
+		return sink(ctx, f.Payload)
+	}))
+	return p, produced, nil
+}
+
+// resampler converts the 24 kHz stream to the output rate, carrying the
+// filter state across chunks and flushing it at the end.
+type resampler struct {
+	rs  *resample.Resampler
+	off int64
+}
+
+func (r *resampler) Process(_ context.Context, f stage.Frame[[]float32], emit stage.Emit[[]float32]) error {
+	y := r.rs.Process(nil, f.Payload)
+	out := stage.Frame[[]float32]{Offset: r.off, Rate: r.rs.OutRate(), Entered: f.Entered, Payload: y}
+	r.off += int64(len(y))
+	return emit(out)
+}
+
+func (r *resampler) Flush(_ context.Context, emit stage.Emit[[]float32]) error {
+	y := r.rs.Flush(nil)
+	if len(y) == 0 {
+		return nil
+	}
+	return emit(stage.Frame[[]float32]{Offset: r.off, Rate: r.rs.OutRate(), Payload: y})
+}
+
+// wavSink streams 16-bit PCM into a WAV file as chunks arrive.
+type wavSink struct {
+	f *os.File
+	w *audio.Writer
+}
+
+func newWAVSink(f *os.File, rate int) (*wavSink, error) {
+	w, err := audio.NewWAVWriter(f, audio.S16Mono(rate))
+	if err != nil {
+		return nil, err
+	}
+	return &wavSink{f: f, w: w}, nil
+}
+
+func (s *wavSink) write(_ context.Context, pcm []float32) error { return s.w.Write(pcm) }
+
+func (s *wavSink) close() error {
+	err := s.w.Close()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
