@@ -103,6 +103,14 @@ func BenchmarkGemmU8(b *testing.B) {
 				}
 				reportRate(b, 2*float64(m*n*kk), cpu0, "GOP/s")
 			})
+			b.Run(fmt.Sprintf("%s-oneshot/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
+				b.ReportAllocs()
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					e.MatMulIntegerU8(m, n, kk, a, kk, 117, true, w, kk, []uint8{131}, c, n)
+				}
+				reportRate(b, 2*float64(m*n*kk), cpu0, "GOP/s")
+			})
 			cf, scaleB, bias := make([]float32, m*n), []float32{0.01}, make([]float32, n)
 			b.Run(fmt.Sprintf("%s-f32/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
 				b.ReportAllocs()
