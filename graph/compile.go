@@ -60,7 +60,7 @@ type plan struct {
 	consts     []kernels.Buffer
 	inputs     []planIO
 	outputs    []planIO
-	states     []*State
+	states     []int // per state slot: position (in the compiled order) of a node using it
 	nslots     int
 }
 
@@ -130,13 +130,14 @@ func collect(g *Graph, outs []uint32) []uint32 {
 func structureKey(g *Graph, order []uint32, pos map[uint32]int, outs []uint32) string {
 	var b []byte
 	in := make([]uint32, 0, 8)
+	stateNo := make(map[*State]int)
 	for _, id := range order {
 		n := &g.nodes[id]
 		in = in[:0]
 		for _, x := range n.in {
 			in = append(in, uint32(pos[x]))
 		}
-		b = appendNodeKey(b, n, in)
+		b = appendNodeKey(b, n, in, stateNo)
 	}
 	b = append(b, "out:"...)
 	for _, o := range outs {
@@ -247,7 +248,7 @@ func (c *compiler) build() (*plan, error) {
 		case opParam, opConst:
 			err = c.placeConst(i, n)
 		case opState:
-			c.setLoc(i, loc{kind: inState, idx: c.stateNum(n.state), strides: contiguousStrides(n.shape)})
+			c.setLoc(i, loc{kind: inState, idx: c.stateNum(n.state, id), strides: contiguousStrides(n.shape)})
 		case opReshape, opPermute, opSlice, opExpand:
 			c.placeView(i, n)
 		case opElem, opCast:
@@ -306,11 +307,12 @@ func (c *compiler) setLoc(i int, l loc) {
 	c.haveLoc[i] = true
 }
 
-func (c *compiler) stateNum(s *State) int {
+// stateNum returns the slot number of state s, first used by node id.
+func (c *compiler) stateNum(s *State, id uint32) int {
 	if k, ok := c.stateIdx[s]; ok {
 		return k
 	}
-	c.p.states = append(c.p.states, s)
+	c.p.states = append(c.p.states, c.pos0[id])
 	c.stateIdx[s] = len(c.p.states) - 1
 	return len(c.p.states) - 1
 }
@@ -721,7 +723,7 @@ func (c *compiler) placeConcat(i int, n *node) {
 // steps have run.
 func (c *compiler) placeAssign(i int, n *node) {
 	s := n.state
-	k := c.stateNum(s)
+	k := c.stateNum(s, c.order[i])
 	j := c.pos[n.in[0]]
 	src := c.operand(j)
 	a, start := n.ints[0], n.ints[1]

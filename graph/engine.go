@@ -73,7 +73,7 @@ func (e *Engine) constBuffer(n *node) (kernels.Buffer, error) {
 		e.params[k] = b
 		return b, nil
 	}
-	k := string(appendNodeKey(nil, n, nil))
+	k := string(appendNodeKey(nil, n, nil, nil))
 	if b, ok := e.consts[k]; ok {
 		return b, nil
 	}
@@ -183,7 +183,8 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32) (*Program, error)
 			return nil, fmt.Errorf("graph: output buffer: %w", err)
 		}
 	}
-	for k, s := range p.states {
+	for k, pos := range p.states {
+		s := g.nodes[order[pos]].state
 		if s.buf == nil {
 			prog.Close()
 			return nil, fmt.Errorf("graph: state %s is closed", s.name)

@@ -199,7 +199,7 @@ func (g *Graph) add(n node) Tensor {
 		}
 		return Tensor{g, id}
 	}
-	g.keyBuf = appendNodeKey(g.keyBuf[:0], &n, n.in)
+	g.keyBuf = appendNodeKey(g.keyBuf[:0], &n, n.in, nil)
 	if id, ok := g.byKey[string(g.keyBuf)]; ok {
 		return Tensor{g, id}
 	}
@@ -212,7 +212,11 @@ func (g *Graph) add(n node) Tensor {
 // appendNodeKey serialises everything that defines a node's value, with its
 // inputs given as ids (graph-local when hash consing, position-local when
 // keying compiled programs).
-func appendNodeKey(b []byte, n *node, in []uint32) []byte {
+//
+// stateNo, when non-nil, numbers states by first appearance so that
+// programs key on which state slot a node uses rather than which State
+// object: every stream's detector then shares one compiled program.
+func appendNodeKey(b []byte, n *node, in []uint32, stateNo map[*State]int) []byte {
 	b = append(b, byte(n.op), byte(n.kop), byte(n.eop), byte(n.dtype))
 	b = strconv.AppendUint(b, math.Float64bits(n.imm), 36)
 	b = append(b, '|')
@@ -244,7 +248,16 @@ func appendNodeKey(b []byte, n *node, in []uint32) []byte {
 		b = append(b, n.data...)
 	case opState, opAssign:
 		b = append(b, "|s"...)
-		b = strconv.AppendUint(b, uint64(uintptr(unsafe.Pointer(n.state))), 36)
+		if stateNo != nil {
+			k, ok := stateNo[n.state]
+			if !ok {
+				k = len(stateNo)
+				stateNo[n.state] = k
+			}
+			b = strconv.AppendInt(b, int64(k), 36)
+		} else {
+			b = strconv.AppendUint(b, uint64(uintptr(unsafe.Pointer(n.state))), 36)
+		}
 	}
 	b = append(b, ';')
 	return b

@@ -270,3 +270,45 @@ func TestSteadyStateAllocs(t *testing.T) {
 		t.Errorf("steady-state run allocates %.1f times", allocs)
 	}
 }
+
+// Streams with their own state share one compiled program: the cache keys
+// on which state slot a node uses, not on the State object.
+func TestProgramsSharedAcrossStates(t *testing.T) {
+	ctx := context.Background()
+	e := graph.NewEngine(cpu.New())
+	step := func(st *graph.State, v float32) float32 {
+		g := graph.New()
+		x := g.InputF32("x", graph.Shape{1}, []float32{v})
+		sum := g.ReadState(st).Add(x)
+		vals, err := e.Eval(ctx, sum, g.Assign(st, sum, 0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vals[0].F32()[0]
+	}
+	a, _ := e.NewState("a", graph.F32, graph.Shape{1})
+	b, _ := e.NewState("b", graph.F32, graph.Shape{1})
+	for i := 0; i < 3; i++ {
+		step(a, 1)
+		step(b, 10)
+	}
+	if got := step(a, 0); got != 3 {
+		t.Errorf("state a = %v, want 3", got)
+	}
+	if got := step(b, 0); got != 30 {
+		t.Errorf("state b = %v, want 30", got)
+	}
+	if c := e.Compiles(); c != 1 {
+		t.Errorf("%d programs compiled for two states, want 1", c)
+	}
+	// Two different states in one graph stay distinct.
+	g := graph.New()
+	s := g.ReadState(a).Add(g.ReadState(b))
+	vals, err := e.Eval(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vals[0].F32()[0] != 33 {
+		t.Errorf("a + b = %v, want 33", vals[0].F32()[0])
+	}
+}
