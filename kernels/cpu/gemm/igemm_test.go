@@ -176,6 +176,9 @@ func compareInt(t *testing.T, what string, c []int32, ldc int, want []int64, m, 
 }
 
 func TestGemmU8AllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops entries under the race detector; run without -race")
+	}
 	r := rand.New(rand.NewPCG(13, 14))
 	const m, n, k = 100, 96, 200
 	a, w := make([]uint8, m*k), make([]uint8, n*k)
