@@ -39,8 +39,8 @@
 // computes the int32 product and [Engine.GemmU8F32] the dequantized float32
 // product with bias, fused. [Engine.MatMulIntegerU8] and
 // [Engine.MatMulIntegerS8] are one-shot forms for a B used once. These always
-// run in Go: with AVX-512 VNNI (vpdpbusd) when the CPU has it, else a
-// portable kernel. They are exact: results equal the integer sum of products
+// run in Go: with AVX-512 VNNI (vpdpbusd) when the CPU has it, AVX2
+// (vpmaddwd) on other x86-64, else a portable kernel (see [Engine.IntPath]). They are exact: results equal the integer sum of products
 // as long as it fits in an int32, which k·255·255 does for k ≤ 33025 — every
 // layer Forge runs.
 //

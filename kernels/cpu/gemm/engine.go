@@ -132,7 +132,7 @@ func (e *Engine) Path() string {
 }
 
 // IntPath names the kernel the engine's integer GEMMs run on:
-// "go-avx512vnni" or "go".
+// "go-avx512vnni", "go-avx2" or "go".
 func (e *Engine) IntPath() string { return e.ikern.name }
 
 // Threads is the number of threads the engine uses for one call.
