@@ -407,3 +407,20 @@ func TestIntPathNamesAKernel(t *testing.T) {
 		t.Errorf("IntPath() = %q, want the best integer kernel %q", p, igemmKernels()[0].name)
 	}
 }
+
+func TestBLASPathAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops entries under the race detector; run without -race")
+	}
+	e, err := LoadBLAS(0)
+	if err != nil {
+		t.Skipf("no BLAS to test (install libopenblas0-pthread): %v", err)
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	const m, n, k = 40, 50, 60
+	a, b, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
+	e.SGEMM(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+	if allocs := testing.AllocsPerRun(50, func() { e.SGEMM(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }); allocs >= 1 {
+		t.Errorf("%s: %.1f allocations per SGEMM, want 0", e.Path(), allocs)
+	}
+}
