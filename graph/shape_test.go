@@ -177,7 +177,12 @@ func TestQuantizedOps(t *testing.T) {
 	w := g.Const(graph.U8, graph.Shape{N, K}, wq)
 	wzp := g.Const(graph.U8, graph.Shape{}, []byte{131})
 	y := q.MatMulInteger(w.T(), zp, wzp)
-	vals := h.eval(q, scale, zp, y)
+	// The same weight fed at run time takes the unpacked path.
+	y2 := q.MatMulInteger(g.InputBytes("w", graph.U8, graph.Shape{N, K}, wq).T(), zp, wzp)
+	vals := h.eval(q, scale, zp, y, y2)
+	if got, want := vals[4].Float64s(), vals[3].Float64s(); !slices.Equal(got, want) {
+		t.Fatalf("matmul_integer with a run-time weight differs from the packed one")
+	}
 	// DynamicQuantizeLinear by its definition.
 	mn, mx := 0.0, 0.0
 	for _, v := range xa.data {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -24,6 +25,7 @@ func (b *buffer) Bytes() int { return len(b.b) }
 // Backend runs kernels on the host CPU.
 type Backend struct {
 	threads    int
+	packed     sync.Map // packedKey → *gemm.QuantB: integer GEMM weights packed once
 	dispatches atomic.Int64
 	live       atomic.Int64
 	peak       atomic.Int64

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/tensorforge/forge/kernels"
@@ -61,6 +62,10 @@ func (b *Backend) matmulInteger(s *kernels.Step, bufs []kernels.Buffer) error {
 	a := u8s(bufs, av)[av.Offset:]
 	za := u8s(bufs, zav)[zav.Offset]
 	e := gemm.Default()
+	if q := b.packedB(bufs, bv, zbv, k, n, tb, ldb); q != nil {
+		e.GemmU8(m, a, k, za, q, c, n)
+		return nil
+	}
 	if bv.DType == kernels.I8 {
 		e.MatMulIntegerS8(m, n, k, a, k, za, tb, s8s(bufs, bv)[bv.Offset:], ldb, zeroPointsS8(bufs, zbv), c, n)
 	} else {
@@ -89,9 +94,15 @@ func (b *Backend) convInteger1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	y := i32s(bufs, out)[out.Offset:]
 	// colT[t, c·K + k] = x[c, t·stride + k·dil − pad]: rows are output
 	// positions so the weight [Cout, Cin·K] is the transposed B operand.
-	colT := make([]uint8, Lout*Cin*K)
-	tmp := make([]int32, Lout*Cout)
+	sc := quantScratchPool.Get().(*quantScratch)
+	defer quantScratchPool.Put(sc)
+	sc.colT = grow(sc.colT, Lout*Cin*K)
+	sc.tmp = grow(sc.tmp, Lout*Cout)
+	colT, tmp := sc.colT, sc.tmp
 	e := gemm.Default()
+	// The weight read as [Cin·K, Cout] transposed is a GEMM B operand.
+	wAsB := kernels.View{Slot: wv.Slot, Offset: wv.Offset, DType: wv.DType, Shape: []int{Cin * K, Cout}, Strides: []int{1, Cin * K}}
+	q := b.packedB(bufs, wAsB, zwv, Cin*K, Cout, true, Cin*K)
 	for n := 0; n < N; n++ {
 		xn := x[n*Cin*L:]
 		for t := 0; t < Lout; t++ {
@@ -107,9 +118,12 @@ func (b *Backend) convInteger1d(s *kernels.Step, bufs []kernels.Buffer) error {
 				}
 			}
 		}
-		if wv.DType == kernels.I8 {
+		switch {
+		case q != nil:
+			e.GemmU8(Lout, colT, Cin*K, zx, q, tmp, Cout)
+		case wv.DType == kernels.I8:
 			e.MatMulIntegerS8(Lout, Cout, Cin*K, colT, Cin*K, zx, true, s8s(bufs, wv)[wv.Offset:], Cin*K, zeroPointsS8(bufs, zwv), tmp, Cout)
-		} else {
+		default:
 			e.MatMulIntegerU8(Lout, Cout, Cin*K, colT, Cin*K, zx, true, u8s(bufs, wv)[wv.Offset:], Cin*K, zeroPointsU8(bufs, zwv), tmp, Cout)
 		}
 		yn := y[n*Cout*Lout:]
@@ -120,4 +134,55 @@ func (b *Backend) convInteger1d(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 	}
 	return nil
+}
+
+// quantScratch is the reusable im2col and product memory of an integer
+// convolution.
+type quantScratch struct {
+	colT []uint8
+	tmp  []int32
+}
+
+var quantScratchPool = sync.Pool{New: func() any { return new(quantScratch) }}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// packedKey identifies a constant integer-GEMM B operand and its zero
+// points by where they live.
+type packedKey struct {
+	data, zb       uintptr
+	off, k, n, ldb int
+	trans, signed  bool
+	nzb            int
+}
+
+// packedB returns the packed form of a B operand that lives in read-only
+// (wrapped weight) memory, packing it on first use; nil when B or its zero
+// points may change between launches.
+func (b *Backend) packedB(bufs []kernels.Buffer, bv, zbv kernels.View, k, n int, trans bool, ldb int) *gemm.QuantB {
+	bb, ok1 := bufs[bv.Slot].(*buffer)
+	zb, ok2 := bufs[zbv.Slot].(*buffer)
+	if !ok1 || !ok2 || !bb.wrapped || !zb.wrapped {
+		return nil
+	}
+	key := packedKey{
+		data: uintptr(unsafe.Pointer(unsafe.SliceData(bb.b))), zb: uintptr(unsafe.Pointer(unsafe.SliceData(zb.b))) + uintptr(zbv.Offset),
+		off: bv.Offset, k: k, n: n, ldb: ldb, trans: trans, signed: bv.DType == kernels.I8, nzb: zbv.Len(),
+	}
+	if q, ok := b.packed.Load(key); ok {
+		return q.(*gemm.QuantB)
+	}
+	var q *gemm.QuantB
+	if bv.DType == kernels.I8 {
+		q = gemm.PackS8(trans, k, n, s8s(bufs, bv)[bv.Offset:], ldb, zeroPointsS8(bufs, zbv))
+	} else {
+		q = gemm.PackU8(trans, k, n, u8s(bufs, bv)[bv.Offset:], ldb, zeroPointsU8(bufs, zbv))
+	}
+	actual, _ := b.packed.LoadOrStore(key, q)
+	return actual.(*gemm.QuantB)
 }
