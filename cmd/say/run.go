@@ -34,6 +34,7 @@ type options struct {
 	int8       bool
 	scorecard  string
 	listVoices bool
+	first      int
 	text       []string
 }
 
@@ -49,6 +50,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.int8, "int8", false, "use the int8 dynamically quantized model")
 	sc := scorecards.Flag(fs)
 	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices and exit")
+	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "cut the first sentence after about `N` phoneme tokens so audio starts sooner (0: never cut)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: say [flags] TEXT...   (or text on standard input)")
 		fs.PrintDefaults()
@@ -155,7 +157,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	card.SetLabel("lang", lang.String())
 	card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(loaded.Microseconds())/1000))
 
-	p, produced, err := buildPipeline(model, front, voice, float32(o.speed), o.rate, text, sink)
+	speakChunk := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+		return model.SpeakChunk(ctx, c, voice, float32(o.speed))
+	}
+	p, produced, err := buildPipeline(front, speakChunk, o.first, o.rate, text, sink)
 	if err != nil {
 		return err
 	}
@@ -193,9 +198,15 @@ func deref(p *float64) float64 {
 // sinkFunc consumes one block of output samples at the output rate.
 type sinkFunc func(ctx context.Context, pcm []float32) error
 
+// speakFunc synthesises one chunk at 24 kHz (the model with its voice and
+// speed bound in; tests pass a stand-in).
+type speakFunc func(ctx context.Context, c g2p.Chunk) ([]float32, error)
+
 // buildPipeline wires text → g2p (sentence chunks, phonemes, ids) →
-// kokoro → (resample) → sink. produced counts the samples the sink got.
-func buildPipeline(model *kokoro.Model, front *g2p.G2P, voice *kokoro.Voice, speed float32, rate int, text io.Reader, sink sinkFunc) (*pipeline.Pipeline, *int64, error) {
+// kokoro → (resample) → sink. The first chunk is cut after about
+// firstTokens phoneme tokens (0: never). produced counts the samples the
+// sink got.
+func buildPipeline(front *g2p.G2P, speak speakFunc, firstTokens, rate int, text io.Reader, sink sinkFunc) (*pipeline.Pipeline, *int64, error) {
 	p := pipeline.New("say")
 	chunker := &g2p.Chunker{G2P: front}
 	accepted := time.Now()
@@ -215,12 +226,27 @@ func buildPipeline(model *kokoro.Model, front *g2p.G2P, voice *kokoro.Voice, spe
 		return nil
 	}))
 	var offset int64
-	speech := pipeline.Then(chunks, stage.MapFrame("kokoro", func(ctx context.Context, f stage.Frame[g2p.Chunk]) (stage.Frame[[]float32], error) {
-		pcm, err := model.SpeakChunk(ctx, f.Payload, voice, speed)
-		out := stage.Frame[[]float32]{Offset: offset, Rate: kokoro.SampleRate, Entered: f.Entered, Payload: pcm}
-		offset += int64(len(pcm))
-		return out, err
-	}), pipeline.Buffer(1))
+	synth := stage.ProcessFunc[g2p.Chunk, []float32](func(ctx context.Context, f stage.Frame[g2p.Chunk], emit stage.Emit[[]float32]) error {
+		pieces := []g2p.Chunk{f.Payload}
+		if f.Payload.Index == 0 && firstTokens > 0 {
+			if a, b, ok := kokoro.SplitFirst(f.Payload, firstTokens); ok {
+				pieces = []g2p.Chunk{a, b}
+			}
+		}
+		for _, c := range pieces {
+			pcm, err := speak(ctx, c)
+			if err != nil {
+				return err
+			}
+			out := stage.Frame[[]float32]{Offset: offset, Rate: kokoro.SampleRate, Entered: f.Entered, Payload: pcm}
+			offset += int64(len(pcm))
+			if err := emit(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	speech := pipeline.Then(chunks, stage.Process[g2p.Chunk, []float32]("kokoro", synth), pipeline.Buffer(1))
 	if rate != kokoro.SampleRate {
 		rs, err := resample.New(kokoro.SampleRate, rate)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -201,6 +202,9 @@ func TestGoldenParity(t *testing.T) {
 	m := loadTestModel(t)
 	for _, name := range goldenCases {
 		t.Run(name, func(t *testing.T) {
+			if testing.Short() && !strings.HasPrefix(name, "hello") {
+				t.Skip("-short: the hello cases only")
+			}
 			g := loadGolden(t, name)
 			tr, err := m.Forward(context.Background(), g.ids, g.style, g.speed)
 			if err != nil {

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/models/kokoro"
+	"github.com/tensorforge/forge/models/kokoro/g2p"
+	"github.com/tensorforge/forge/weights"
+	"go.uber.org/goleak"
+)
+
+// needFrontEnd returns an en-us G2P, skipping loudly without espeak-ng.
+func needFrontEnd(t *testing.T) *g2p.G2P {
+	t.Helper()
+	front, err := g2p.NewEspeak(g2p.AmericanEnglish)
+	if err != nil {
+		t.Skipf("SKIP: espeak-ng unavailable (apt-get install libespeak-ng1 espeak-ng-data): %v", err)
+	}
+	return front
+}
+
+// needModels skips loudly unless the Kokoro weights and voices are cached.
+func needModels(t *testing.T) {
+	t.Helper()
+	for _, id := range []string{weights.KokoroV1, weights.KokoroVoices} {
+		a, err := weights.Open(id)
+		if err != nil {
+			t.Skipf("SKIP: %s not in the model cache: run `go run ./cmd/models fetch %s` (%v)", id, id, err)
+		}
+		a.Close()
+	}
+}
+
+// fakeSpeak stands in for the model: 100 samples per phoneme token.
+func fakeSpeak(_ context.Context, c g2p.Chunk) ([]float32, error) {
+	if len(c.IDs) < 3 {
+		return nil, errors.New("empty chunk")
+	}
+	return make([]float32, 100*c.Tokens()), nil
+}
+
+func TestPipelineStreamsLongText(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	front := needFrontEnd(t)
+	// 100 kB of text, streamed: chunks are synthesised while the rest is
+	// still being read.
+	var b strings.Builder
+	for b.Len() < 100_000 {
+		b.WriteString("The quick brown fox jumps over the lazy dog, again and again. ")
+	}
+	var blocks int
+	var total int64
+	sink := func(_ context.Context, pcm []float32) error {
+		blocks++
+		total += int64(len(pcm))
+		return nil
+	}
+	p, produced, err := buildPipeline(front, fakeSpeak, kokoro.DefaultFirstTokens, 16000, strings.NewReader(b.String()), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if blocks < 1000 || *produced != total || total == 0 {
+		t.Fatalf("%d blocks, %d samples (counted %d)", blocks, total, *produced)
+	}
+	m := p.Metrics()
+	if m.TimeToFirstOutput() <= 0 {
+		t.Errorf("no time to first output recorded")
+	}
+}
+
+func TestPipelineFirstChunkSplit(t *testing.T) {
+	front := needFrontEnd(t)
+	var pieces []int
+	speak := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+		pieces = append(pieces, c.Tokens())
+		return fakeSpeak(ctx, c)
+	}
+	sink := func(context.Context, []float32) error { return nil }
+	text := "The quick brown fox jumps over the lazy dog, while the small cat sleeps quietly by the warm fire."
+	p, _, err := buildPipeline(front, speak, 24, kokoro.SampleRate, strings.NewReader(text), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(pieces) != 2 || pieces[0] > 24 {
+		t.Fatalf("pieces of %v tokens, want the one sentence cut in two with at most 24 first", pieces)
+	}
+}
+
+func TestPipelineBadInput(t *testing.T) {
+	front := needFrontEnd(t)
+	sink := func(context.Context, []float32) error { return nil }
+	for _, c := range []struct {
+		name, text string
+		want       error
+	}{
+		{"empty", "", g2p.ErrNoSpeech},
+		{"whitespace", "  \n\t ", g2p.ErrNoSpeech},
+		{"punctuation", "... ?! --", g2p.ErrNoSpeech},
+		{"invalid utf-8", "hello \xff\xfe world", g2p.ErrInvalidUTF8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			p, _, err := buildPipeline(front, fakeSpeak, 0, kokoro.SampleRate, strings.NewReader(c.text), sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Run(context.Background()); !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+func TestPipelineCancel(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	front := needFrontEnd(t)
+	slow := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		return fakeSpeak(ctx, c)
+	}
+	sink := func(context.Context, []float32) error { return nil }
+	text := strings.Repeat("One sentence after another. ", 200)
+	p, _, err := buildPipeline(front, slow, 0, kokoro.SampleRate, strings.NewReader(text), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := p.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want the deadline", err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		bad  bool
+	}{
+		{[]string{"-o", "x.wav", "hi"}, false},
+		{[]string{"--rate", "0", "hi"}, true},
+		{[]string{"--speed", "-1", "hi"}, true},
+		{[]string{"--speed", "NaN", "hi"}, true},
+		{[]string{"--nope"}, true},
+	} {
+		_, err := parseFlags(c.args, &bytes.Buffer{})
+		if (err != nil) != c.bad {
+			t.Errorf("%v: error %v, want error %v", c.args, err, c.bad)
+		}
+	}
+}
+
+func TestSayEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds")
+	}
+	needFrontEnd(t)
+	needModels(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "hi.wav")
+	card := filepath.Join(dir, "card.json")
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"-o", out, "--rate", "16000", "--scorecard", card, "Hello world."}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	clip, err := audio.ReadWAVFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "Hello world." is 66 frames of 600 samples at 24 kHz (the golden
+	// durations): 1.65 s, here at 16 kHz.
+	if clip.SampleRate != 16000 || len(clip.Samples) < 20000 || len(clip.Samples) > 30000 {
+		t.Fatalf("%d Hz, %d samples", clip.SampleRate, len(clip.Samples))
+	}
+	var peak float32
+	for _, s := range clip.Samples {
+		peak = max(peak, s, -s)
+	}
+	if peak < 0.05 {
+		t.Fatalf("peak %v: silence", peak)
+	}
+	if b, err := os.ReadFile(card); err != nil || !bytes.Contains(b, []byte(`"ttfa_ms"`)) {
+		t.Fatalf("scorecard: %v %s", err, b)
+	}
+}
+
+func TestSayErrors(t *testing.T) {
+	needFrontEnd(t)
+	needModels(t)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"unknown voice", []string{"--voice", "xx_nobody", "-o", os.DevNull, "hi"}, "", "unknown voice"},
+		{"bad mix", []string{"--voice", "af_heart:-1", "-o", os.DevNull, "hi"}, "", "bad voice"},
+		{"bad lang", []string{"--lang", "fr", "-o", os.DevNull, "hi"}, "", "unsupported language"},
+		{"empty stdin", []string{"-o", os.DevNull}, "", "nothing to say"},
+		{"invalid utf-8", []string{"-o", os.DevNull}, "\xff\xfe", "UTF-8"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := run(context.Background(), c.args, strings.NewReader(c.stdin), &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one mentioning %q", err, c.want)
+			}
+		})
+	}
+}

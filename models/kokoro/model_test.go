@@ -1,0 +1,189 @@
+package kokoro
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/tensorforge/forge/models/kokoro/g2p"
+	"github.com/tensorforge/forge/models/kokoro/vocab"
+)
+
+func TestCheckArguments(t *testing.T) {
+	m := &Model{vocab: 178}
+	style := make([]float32, StyleSize)
+	long := make([]int64, MaxPhonemes+3)
+	nan := slices.Clone(style)
+	nan[7] = float32(math.NaN())
+	for _, c := range []struct {
+		name  string
+		ids   []int64
+		style []float32
+		speed float32
+		want  error
+	}{
+		{"ok", []int64{0, 50, 0}, style, 1, nil},
+		{"no ids", nil, style, 1, ErrNoPhonemes},
+		{"pads only", []int64{0, 0}, style, 1, ErrNoPhonemes},
+		{"too long", long, style, 1, ErrTooLong},
+		{"negative id", []int64{0, -1, 0}, style, 1, ErrBadID},
+		{"id past vocab", []int64{0, 178, 0}, style, 1, ErrBadID},
+		{"short style", []int64{0, 50, 0}, style[:128], 1, ErrBadStyle},
+		{"NaN style", []int64{0, 50, 0}, nan, 1, ErrBadStyle},
+		{"zero speed", []int64{0, 50, 0}, style, 0, ErrBadSpeed},
+		{"NaN speed", []int64{0, 50, 0}, style, float32(math.NaN()), ErrBadSpeed},
+		{"Inf speed", []int64{0, 50, 0}, style, float32(math.Inf(1)), ErrBadSpeed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := m.check(c.ids, c.style, c.speed); !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+// ids encodes a phoneme string with pads.
+func ids(t *testing.T, phonemes string) []int64 {
+	t.Helper()
+	v, _, err := vocab.Encode(phonemes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestSplitFirst(t *testing.T) {
+	// The fox sentence's phonemes (golden): 53 tokens.
+	fox := "ðə kwˈɪk bɹˈaʊn fˈɑːks dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."
+	comma := "ðə kwˈɪk bɹˈaʊn fˈɑːks, dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."
+	for _, c := range []struct {
+		name, phonemes string
+		max            int
+		ok             bool
+		first, rest    string
+	}{
+		{"short enough", fox, 60, false, "", ""},
+		{"at a space", fox, 20, true, "ðə kwˈɪk bɹˈaʊn", "fˈɑːks dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."},
+		{"prefers the comma", comma, 30, true, "ðə kwˈɪk bɹˈaʊn fˈɑːks,", "dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."},
+		{"one long word", "ɑːɑːɑːɑːɑːɑːɑːɑːɑːɑːɑːɑː", 8, false, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch := g2p.Chunk{Text: "x", Phonemes: c.phonemes, IDs: ids(t, c.phonemes)}
+			a, b, ok := SplitFirst(ch, c.max)
+			if ok != c.ok {
+				t.Fatalf("ok %v, want %v", ok, c.ok)
+			}
+			if !ok {
+				return
+			}
+			if a.Phonemes != c.first || b.Phonemes != c.rest {
+				t.Fatalf("split %q | %q, want %q | %q", a.Phonemes, b.Phonemes, c.first, c.rest)
+			}
+			if a.Tokens() > c.max || a.IDs[0] != vocab.Pad || a.IDs[len(a.IDs)-1] != vocab.Pad || b.IDs[0] != vocab.Pad || b.IDs[len(b.IDs)-1] != vocab.Pad {
+				t.Fatalf("pieces %v %v are not padded utterances within %d tokens", a.IDs, b.IDs, c.max)
+			}
+			if a.Tokens()+b.Tokens()+1 != ch.Tokens() {
+				t.Fatalf("%d + %d tokens (+1 space) from %d", a.Tokens(), b.Tokens(), ch.Tokens())
+			}
+		})
+	}
+}
+
+func TestVoiceMix(t *testing.T) {
+	ramp := func(v float32) []float32 {
+		t := make([]float32, VoiceRows*StyleSize)
+		for i := range t {
+			t[i] = v
+		}
+		return t
+	}
+	vs, err := NewVoicesFromTables(map[string][]float32{"af_one": ramp(1), "am_three": ramp(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := vs.Names(); !slices.Equal(got, []string{"af_one", "am_three"}) {
+		t.Fatalf("names %v", got)
+	}
+	for _, c := range []struct {
+		spec string
+		want float32
+		err  error
+	}{
+		{"af_one", 1, nil},
+		{"af_one,am_three", 2, nil},
+		{"af_one:3,am_three:1", 1.5, nil},
+		{" am_three : 2 , af_one:2 ", 2, nil},
+		{"af_two", 0, ErrUnknownVoice},
+		{"af_one,", 0, ErrBadVoiceSpec},
+		{"af_one:0", 0, ErrBadVoiceSpec},
+		{"af_one:x", 0, ErrBadVoiceSpec},
+		{"af_one:NaN", 0, ErrBadVoiceSpec},
+		{"", 0, ErrBadVoiceSpec},
+	} {
+		v, err := vs.Voice(c.spec)
+		if !errors.Is(err, c.err) {
+			t.Errorf("%q: error %v, want %v", c.spec, err, c.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		for _, n := range []int{-5, 0, 14, 509, 600} {
+			st := v.Style(n)
+			if len(st) != StyleSize || math.Abs(float64(st[0]-c.want)) > 1e-6 {
+				t.Errorf("%q row %d: %d values, first %v, want %v", c.spec, n, len(st), st[0], c.want)
+			}
+		}
+	}
+	if _, err := NewVoicesFromTables(map[string][]float32{"short": make([]float32, 10)}); err == nil {
+		t.Error("a short table was accepted")
+	}
+}
+
+func TestSpeakStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds")
+	}
+	m := loadTestModel(t)
+	g := loadGolden(t, "hello_af_heart")
+	vs, err := NewVoicesFromTables(map[string][]float32{"af_test": voiceWithRow(len(g.ids)-2, g.style)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vs.Voice("af_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph, _ := vocab.Decode(g.ids)
+	chunks := func(yield func(g2p.Chunk, error) bool) {
+		_ = yield(g2p.Chunk{Text: "Hello world.", Phonemes: ph, IDs: g.ids}, nil) &&
+			yield(g2p.Chunk{}, errors.New("front-end failed"))
+	}
+	var got [][]float32
+	var last error
+	for s, err := range m.Speak(context.Background(), chunks, v, 1, 0) {
+		if err != nil {
+			last = err
+			continue
+		}
+		got = append(got, s.Samples)
+	}
+	if len(got) != 1 || len(got[0]) != len(g.waveform) {
+		t.Fatalf("%d pieces", len(got))
+	}
+	if last == nil || last.Error() != "front-end failed" {
+		t.Fatalf("the chunks' error was not passed on: %v", last)
+	}
+	if p := pearson(got[0], g.waveform); p < 0.99 {
+		t.Fatalf("Pearson %.4f with the golden", p)
+	}
+}
+
+// voiceWithRow is a voice table whose row n is style (others zero).
+func voiceWithRow(n int, style []float32) []float32 {
+	t := make([]float32, VoiceRows*StyleSize)
+	copy(t[n*StyleSize:], style)
+	return t
+}
