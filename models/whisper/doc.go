@@ -1,0 +1,48 @@
+// Package whisper is OpenAI's Whisper speech recognizer (tiny and base,
+// multilingual) as hand-written Go on the graph engine: the audio encoder,
+// the text decoder with its key/value caches, and the glue that lets the
+// decode package search over its logits.
+//
+// The weights are the int8 artifacts of the weights package (Xenova's ONNX
+// export, converted to PyTorch names). One model code runs them in two
+// precisions:
+//
+//   - F32 (the default) dequantizes every weight once, when the first
+//     program is compiled (a weight-only subgraph the engine folds and
+//     caches), and runs float32 activations throughout.
+//   - Int8 runs the export's own arithmetic, node for node: each quantized
+//     matrix product quantizes its activation per tensor
+//     (DynamicQuantizeLinear), multiplies in integers (MatMulInteger,
+//     ConvInteger), casts the int32 result to float, scales it by
+//     scale_x·scale_w and adds the bias. This is the mode that reproduces
+//     the onnxruntime goldens in ../shared/golden/whisper-*.
+//
+// The network, as the reference modules write it:
+//
+//	encoder: mel [80, 3000] → conv1 (k3) → GELU → conv2 (k3, stride 2) → GELU
+//	         → + positions [1500, d] → L × pre-LN block (self-attention, MLP)
+//	         → LayerNorm → hidden [1500, d]
+//	decoder: tokens → embedding + learned positions → L × pre-LN block
+//	         (masked self-attention, cross-attention on hidden, MLP)
+//	         → LayerNorm → logits = x · embeddingᵀ (tied)
+//
+// Decoding state lives in graph.State buffers owned by a Window: the
+// cross-attention keys and values of each layer, computed once when the
+// window is encoded, and one self-attention key/value cache per layer and
+// hypothesis, [beams, 448, d], to which each decoder step appends its
+// position (past positions are never recomputed). Reorder permutes the
+// hypotheses' caches for beam search.
+//
+// Typical use:
+//
+//	eng := graph.NewEngine(cpu.New())
+//	m, err := whisper.Open(ctx, eng, "tiny", whisper.F32) // fetches on first use
+//	defer m.Close()
+//	tr, err := m.Transcribe(ctx, samples16k, decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer())))
+//
+// Lower level, as the listen pipeline does: NewAudio computes the log-mel
+// of a recording and implements decode.Audio; its Encode runs the encoder
+// on one 30-second window and returns that Window, which implements
+// decode.Decoder. Model.Encode and Model.Attach make a Window from
+// features or from a given encoder output (the parity tests use both).
+package whisper

@@ -1,0 +1,176 @@
+package whisper
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/tensorforge/forge/dsp/mel"
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/whisper/decode"
+	"github.com/tensorforge/forge/models/whisper/tokenizer"
+	"github.com/tensorforge/forge/weights"
+)
+
+// Model is one Whisper size in one precision, bound to an engine. It is safe
+// for concurrent use: Windows and Audios made from it are not, but any
+// number of them may run at once (each owns its decoding state).
+type Model struct {
+	id   string
+	cfg  Config
+	prec Precision
+	eng  *graph.Engine
+	p    *params
+	tok  *tokenizer.Tokenizer
+	art  *weights.Artifact // closed by Close when Open loaded it
+
+	melMu sync.Mutex
+	mel   *mel.Extractor
+
+	mu     sync.Mutex
+	idle   []*session // decoding state of closed windows, for reuse
+	closed bool
+}
+
+// Open loads a model by size ("tiny", "base") or artifact id from the model
+// cache, fetching and converting it on first use (progress goes to the
+// weights package's log), and binds it to eng. Close releases it.
+func Open(ctx context.Context, eng *graph.Engine, name string, prec Precision) (*Model, error) {
+	id, err := ArtifactID(name)
+	if err != nil {
+		return nil, err
+	}
+	if prec != F32 && prec != Int8 {
+		return nil, fmt.Errorf("%w %v", ErrUnknownPrecision, prec)
+	}
+	a, err := weights.Load(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("whisper: %w", err)
+	}
+	m, err := New(eng, a, prec)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	m.art = a
+	return m, nil
+}
+
+// New binds an opened whisper artifact to eng. The artifact must stay open
+// while the model is in use; the caller closes it.
+func New(eng *graph.Engine, a *weights.Artifact, prec Precision) (*Model, error) {
+	if eng == nil || a == nil {
+		return nil, fmt.Errorf("whisper: New needs an engine and an artifact")
+	}
+	if prec != F32 && prec != Int8 {
+		return nil, fmt.Errorf("%w %v", ErrUnknownPrecision, prec)
+	}
+	raw, err := a.ReadFile("config.json")
+	if err != nil {
+		return nil, fmt.Errorf("whisper: %w", err)
+	}
+	cfg, err := parseConfig(raw)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loadParams(a, cfg)
+	if err != nil {
+		return nil, err
+	}
+	raw, err = a.ReadFile("tokenizer.json")
+	if err != nil {
+		return nil, fmt.Errorf("whisper: %w", err)
+	}
+	tok, err := tokenizer.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("whisper: %s tokenizer: %w", a.ID, err)
+	}
+	if tok.Size() != cfg.Vocab {
+		return nil, fmt.Errorf("whisper: %s: tokenizer has %d tokens, the model %d", a.ID, tok.Size(), cfg.Vocab)
+	}
+	if cfg.TextCtx != decode.TextContext {
+		return nil, fmt.Errorf("whisper: %s: text context %d, decoding assumes %d", a.ID, cfg.TextCtx, decode.TextContext)
+	}
+	ex, err := mel.NewExtractor(cfg.NMels)
+	if err != nil {
+		return nil, fmt.Errorf("whisper: %w", err)
+	}
+	return &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, p: p, tok: tok, mel: ex}, nil
+}
+
+// Close releases the pooled decoding state and, when Open loaded the
+// weights, the weights. Windows and Audios still open must not be used
+// afterwards.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	idle := m.idle
+	m.idle, m.closed = nil, true
+	m.mu.Unlock()
+	for _, s := range idle {
+		s.close()
+	}
+	if m.art != nil {
+		err := m.art.Close()
+		m.art = nil
+		return err
+	}
+	return nil
+}
+
+// ID returns the artifact id ("whisper-tiny").
+func (m *Model) ID() string { return m.id }
+
+// Config returns the model's dimensions.
+func (m *Model) Config() Config { return m.cfg }
+
+// Precision returns the arithmetic the model runs in.
+func (m *Model) Precision() Precision { return m.prec }
+
+// Engine returns the engine the model runs on.
+func (m *Model) Engine() *graph.Engine { return m.eng }
+
+// Tokenizer returns the model's tokenizer (safe for concurrent use).
+func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
+
+// Transcribe transcribes 16 kHz mono samples of any length with decode's
+// transcribe loop (30-second windows, temperature fallback, timestamps).
+func (m *Model) Transcribe(ctx context.Context, samples []float32, opts decode.TranscribeOptions) (*decode.Transcript, error) {
+	a, err := m.NewAudio(samples)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return decode.Transcribe(ctx, a, m.tok, opts)
+}
+
+// net returns a graph builder in the model's precision.
+func (m *Model) net(g *graph.Graph, groups int) net {
+	return net{g: g, prec: m.prec, groups: groups}
+}
+
+// acquire returns pooled decoding state, or new state.
+func (m *Model) acquire() (*session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if n := len(m.idle); n > 0 {
+		s := m.idle[n-1]
+		m.idle = m.idle[:n-1]
+		return s, nil
+	}
+	return newSession(m)
+}
+
+// release returns decoding state to the pool. Compiled programs are keyed
+// by the state buffers they use, so reusing state reuses programs.
+func (m *Model) release(s *session) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		s.close()
+		return
+	}
+	m.idle = append(m.idle, s)
+}

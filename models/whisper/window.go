@@ -1,0 +1,377 @@
+package whisper
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/whisper/decode"
+)
+
+// session is the decoding state of one window: the cross-attention keys
+// and values of every decoder layer, and self-attention caches by number
+// of hypotheses. Sessions are pooled by the model because the engine keys
+// compiled programs by the state buffers they touch: a reused session finds
+// its programs compiled.
+type session struct {
+	m              *Model
+	crossK, crossV []*graph.State // per layer: [audio positions, d]
+	caches         map[int]*kvCache
+}
+
+// kvCache is the self-attention cache of a batch of hypotheses: per layer,
+// keys and values [beams, text positions, d].
+type kvCache struct {
+	k, v []*graph.State
+}
+
+// maxCaches bounds how many batch sizes a session keeps caches for (1 for
+// language detection and greedy decoding, the beam size, the best-of size).
+const maxCaches = 3
+
+func newSession(m *Model) (*session, error) {
+	s := &session{m: m, caches: map[int]*kvCache{}}
+	shape := graph.Shape{m.cfg.AudioCtx, m.cfg.DModel}
+	for i := range m.cfg.DecoderLayers {
+		k, err := m.eng.NewState(fmt.Sprintf("cross.%d.key", i), graph.F32, shape)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("whisper: %w", err)
+		}
+		s.crossK = append(s.crossK, k)
+		v, err := m.eng.NewState(fmt.Sprintf("cross.%d.value", i), graph.F32, shape)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("whisper: %w", err)
+		}
+		s.crossV = append(s.crossV, v)
+	}
+	return s, nil
+}
+
+// cache returns the self-attention cache for beams hypotheses.
+func (s *session) cache(beams int) (*kvCache, error) {
+	if c := s.caches[beams]; c != nil {
+		return c, nil
+	}
+	if len(s.caches) >= maxCaches {
+		for b, c := range s.caches {
+			if b != 1 {
+				c.close()
+				delete(s.caches, b)
+				break
+			}
+		}
+	}
+	m := s.m
+	c := &kvCache{}
+	shape := graph.Shape{beams, m.cfg.TextCtx, m.cfg.DModel}
+	for i := range m.cfg.DecoderLayers {
+		k, err := m.eng.NewState(fmt.Sprintf("self.%d.key", i), graph.F32, shape)
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("whisper: %w", err)
+		}
+		c.k = append(c.k, k)
+		v, err := m.eng.NewState(fmt.Sprintf("self.%d.value", i), graph.F32, shape)
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("whisper: %w", err)
+		}
+		c.v = append(c.v, v)
+	}
+	s.caches[beams] = c
+	return c, nil
+}
+
+func (c *kvCache) close() {
+	for _, st := range slices.Concat(c.k, c.v) {
+		st.Close()
+	}
+}
+
+func (s *session) close() {
+	for _, st := range slices.Concat(s.crossK, s.crossV) {
+		st.Close()
+	}
+	for _, c := range s.caches {
+		c.close()
+	}
+}
+
+// Window is one encoded 30-second window with its decoder: it implements
+// decode.Decoder. It is not safe for concurrent use. Close it to return its
+// state to the model.
+type Window struct {
+	m      *Model
+	s      *session
+	cache  *kvCache
+	beams  int // hypotheses since Start
+	pos    int // positions held by the self-attention caches
+	logits []float32
+	ids    []int64
+}
+
+var _ decode.Decoder = (*Window)(nil)
+
+// Encode runs the encoder on one window of log-mel features ([nMels, 3000],
+// band-major) and returns the window ready for decoding; the cross-attention
+// keys and values are computed in the same pass.
+func (m *Model) Encode(ctx context.Context, features []float32) (*Window, error) {
+	if err := m.checkFeatures(features); err != nil {
+		return nil, err
+	}
+	return m.newWindow(ctx, func(g *graph.Graph) graph.Tensor {
+		x := g.InputF32("features", graph.Shape{1, m.cfg.NMels, m.cfg.Frames()}, features)
+		return m.encoder(m.net(g, 1), x)
+	})
+}
+
+// Attach returns a window for a given encoder output (last hidden state
+// [1500, d]), as the ONNX decoder takes encoder_hidden_states.
+func (m *Model) Attach(ctx context.Context, hidden []float32) (*Window, error) {
+	if want := m.cfg.AudioCtx * m.cfg.DModel; len(hidden) != want {
+		return nil, fmt.Errorf("whisper: encoder output holds %d values, want %d×%d = %d", len(hidden), m.cfg.AudioCtx, m.cfg.DModel, want)
+	}
+	return m.newWindow(ctx, func(g *graph.Graph) graph.Tensor {
+		return g.InputF32("hidden", graph.Shape{m.cfg.AudioCtx, m.cfg.DModel}, hidden)
+	})
+}
+
+// newWindow computes the cross-attention keys and values of hidden (built
+// by the callback in the window's graph) into a pooled session.
+func (m *Model) newWindow(ctx context.Context, hidden func(*graph.Graph) graph.Tensor) (*Window, error) {
+	s, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	g := graph.New()
+	n := m.net(g, 1)
+	h := hidden(g)
+	var effects []graph.Tensor
+	for i := range m.p.dec {
+		l := &m.p.dec[i]
+		effects = append(effects,
+			g.Assign(s.crossK[i], n.linear(h, &l.cross.k), 0, 0),
+			g.Assign(s.crossV[i], n.linear(h, &l.cross.v), 0, 0))
+	}
+	if _, err := m.eng.Eval(ctx, effects...); err != nil {
+		m.release(s)
+		return nil, fmt.Errorf("whisper: encoding window: %w", err)
+	}
+	return &Window{m: m, s: s}, nil
+}
+
+// Close returns the window's state to the model; the window is unusable
+// afterwards. Closing twice is harmless.
+func (w *Window) Close() error {
+	if w.s != nil {
+		w.m.release(w.s)
+		w.s, w.cache = nil, nil
+	}
+	return nil
+}
+
+// Positions returns how many token positions the window's caches hold.
+func (w *Window) Positions() int { return w.pos }
+
+// Start implements decode.Decoder: it feeds prefix to beams fresh
+// hypotheses and writes the logits at positions at into logits.
+func (w *Window) Start(ctx context.Context, beams int, prefix []int32, at []int, logits [][]float32) error {
+	if w.s == nil {
+		return ErrClosed
+	}
+	c := w.m.cfg
+	switch {
+	case beams < 1:
+		return fmt.Errorf("whisper: start: %d hypotheses", beams)
+	case len(prefix) == 0 || len(prefix) >= c.TextCtx:
+		return fmt.Errorf("whisper: start: prefix of %d tokens (want 1..%d)", len(prefix), c.TextCtx-1)
+	case len(at) != len(logits) || len(at) == 0:
+		return fmt.Errorf("whisper: start: %d positions for %d logit rows", len(at), len(logits))
+	}
+	for _, p := range at {
+		if p < 0 || p >= len(prefix) {
+			return fmt.Errorf("whisper: start: position %d outside the prefix of %d", p, len(prefix))
+		}
+	}
+	if err := w.checkRows(logits); err != nil {
+		return err
+	}
+	cache, err := w.s.cache(beams)
+	if err != nil {
+		return err
+	}
+	w.cache, w.beams, w.pos = cache, beams, 0
+	w.ids = w.ids[:0]
+	for range beams {
+		for _, id := range prefix {
+			w.ids = append(w.ids, int64(id))
+		}
+	}
+	return w.run(ctx, len(prefix), at, logits)
+}
+
+// Step implements decode.Decoder: it appends tokens[b] to hypothesis b and
+// writes the logits of each hypothesis's next token.
+func (w *Window) Step(ctx context.Context, tokens []int32, logits [][]float32) error {
+	if w.s == nil {
+		return ErrClosed
+	}
+	switch {
+	case w.cache == nil:
+		return fmt.Errorf("whisper: step before start")
+	case len(tokens) != w.beams || len(logits) != w.beams:
+		return fmt.Errorf("whisper: step: %d tokens and %d logit rows for %d hypotheses", len(tokens), len(logits), w.beams)
+	case w.pos >= w.m.cfg.TextCtx:
+		return fmt.Errorf("whisper: step: the %d-token context is full", w.m.cfg.TextCtx)
+	}
+	if err := w.checkRows(logits); err != nil {
+		return err
+	}
+	w.ids = w.ids[:0]
+	for _, id := range tokens {
+		w.ids = append(w.ids, int64(id))
+	}
+	return w.run(ctx, 1, nil, logits)
+}
+
+// Reorder implements decode.Decoder: hypothesis b continues from the
+// cached keys and values of hypothesis src[b].
+func (w *Window) Reorder(src []int) error {
+	if w.s == nil {
+		return ErrClosed
+	}
+	if w.cache == nil {
+		return fmt.Errorf("whisper: reorder before start")
+	}
+	if len(src) != w.beams {
+		return fmt.Errorf("whisper: reorder: %d sources for %d hypotheses", len(src), w.beams)
+	}
+	identity := true
+	for b, s := range src {
+		if s < 0 || s >= w.beams {
+			return fmt.Errorf("whisper: reorder: source %d outside 0..%d", s, w.beams-1)
+		}
+		identity = identity && s == b
+	}
+	if identity || w.pos == 0 {
+		return nil
+	}
+	idx := make([]int64, len(src))
+	for b, s := range src {
+		idx[b] = int64(s)
+	}
+	g := graph.New()
+	order := g.InputI64("order", graph.Shape{len(idx)}, idx)
+	var effects []graph.Tensor
+	for _, st := range slices.Concat(w.cache.k, w.cache.v) {
+		kept := g.ReadState(st).Slice(1, 0, w.pos).IndexSelect(0, order)
+		effects = append(effects, g.Assign(st, kept, 1, 0))
+	}
+	if _, err := w.m.eng.Eval(context.Background(), effects...); err != nil {
+		return fmt.Errorf("whisper: reorder: %w", err)
+	}
+	return nil
+}
+
+func (w *Window) checkRows(logits [][]float32) error {
+	for i, row := range logits {
+		if len(row) != w.m.cfg.Vocab {
+			return fmt.Errorf("whisper: logit row %d holds %d values, want %d", i, len(row), w.m.cfg.Vocab)
+		}
+	}
+	return nil
+}
+
+// run feeds w.ids ([beams, n] tokens at positions pos…pos+n−1) through the
+// decoder, appends their keys and values to the caches and writes logits:
+// for Start (at given) those of hypothesis 0 at the prefix positions at, for
+// Step the last position of every hypothesis.
+func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) error {
+	m, B := w.m, w.beams
+	g := graph.New()
+	ids := g.Input("ids", graph.I64, graph.Shape{B, n})
+	x, effects := m.decoder(m.net(g, B), ids, w.pos, w.s, w.cache)
+	var rows graph.Tensor
+	if at != nil {
+		pos := make([]int64, len(at))
+		for i, p := range at {
+			pos[i] = int64(p)
+		}
+		rows = x.Slice(0, 0, 1).Reshape(n, m.cfg.DModel).Gather(0, g.ConstI64(graph.Shape{len(at)}, pos))
+	} else {
+		rows = x.Reshape(B, m.cfg.DModel)
+	}
+	out := rows.Linear(m.p.embed.dequantized(g), graph.Tensor{}) // tied output projection
+	prog, err := m.eng.Compile(ctx, append([]graph.Tensor{out}, effects...)...)
+	if err != nil {
+		return fmt.Errorf("whisper: decoder: %w", err)
+	}
+	defer prog.Close()
+	if err := prog.Set(ctx, ids, i64Bytes(w.ids)); err != nil {
+		return fmt.Errorf("whisper: decoder: %w", err)
+	}
+	if err := prog.Run(ctx); err != nil {
+		return fmt.Errorf("whisper: decoder: %w", err)
+	}
+	V := m.cfg.Vocab
+	w.logits = slices.Grow(w.logits[:0], len(logits)*V)[:len(logits)*V]
+	if err := prog.ReadF32(ctx, 0, w.logits); err != nil {
+		return fmt.Errorf("whisper: decoder: %w", err)
+	}
+	for i, row := range logits {
+		copy(row, w.logits[i*V:(i+1)*V])
+	}
+	w.pos += n
+	return nil
+}
+
+// decoder builds the decoder layers for ids [B, n] at positions pos…pos+n−1
+// and returns the final normalised states [B, n, d] and the cache writes.
+func (m *Model) decoder(nt net, ids graph.Tensor, pos int, s *session, c *kvCache) (graph.Tensor, []graph.Tensor) {
+	g, p, cfg := nt.g, m.p, m.cfg
+	B, n := ids.Dim(0), ids.Dim(1)
+	x := p.embed.dequantized(g).Gather(0, ids).Add(p.decPos.in(g).Slice(0, pos, pos+n))
+	var mask graph.Tensor
+	if n > 1 {
+		// position pos+i sees columns 0…pos+i
+		rows := g.Arange(float64(pos), 1, n, graph.F32).Reshape(n, 1)
+		cols := g.Arange(0, 1, pos+n, graph.F32).Reshape(1, pos+n)
+		mask = graph.Where(cols.Le(rows), g.Scalar(0, graph.F32), g.Scalar(maskValue, graph.F32))
+	}
+	heads := cfg.DecoderHeads
+	scale := headScale(cfg.DModel / heads)
+	var effects []graph.Tensor
+	for i := range p.dec {
+		l := &p.dec[i]
+
+		h := nt.layerNorm(x, &l.selfLN)
+		q := nt.linear(h, &l.self.q).MulScalar(scale)
+		k := nt.linear(h, &l.self.k)
+		v := nt.linear(h, &l.self.v)
+		effects = append(effects, g.Assign(c.k[i], k, 1, pos), g.Assign(c.v[i], v, 1, pos))
+		if pos > 0 {
+			k = graph.Concat(1, g.ReadState(c.k[i]).Slice(0, 0, B).Slice(1, 0, pos), k)
+			v = graph.Concat(1, g.ReadState(c.v[i]).Slice(0, 0, B).Slice(1, 0, pos), v)
+		}
+		o := attend(splitHeads(q, heads), splitHeads(k, heads), splitHeads(v, heads), mask)
+		x = x.Add(nt.linear(mergeHeads(o), &l.self.out))
+
+		h = nt.layerNorm(x, &l.crossLN)
+		q = nt.linear(h, &l.cross.q).MulScalar(scale)
+		k = splitHeads(g.ReadState(s.crossK[i]), heads) // [heads, 1500, dh], shared by all hypotheses
+		v = splitHeads(g.ReadState(s.crossV[i]), heads)
+		o = attend(splitHeads(q, heads), k, v, graph.Tensor{})
+		x = x.Add(nt.linear(mergeHeads(o), &l.cross.out))
+
+		x = x.Add(nt.mlp(nt.layerNorm(x, &l.mlpLN), &l.fc1, &l.fc2))
+	}
+	return nt.layerNorm(x, &p.decLN), effects
+}
+
+func i64Bytes(v []int64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
+}
