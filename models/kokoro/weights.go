@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/safetensors"
@@ -61,7 +62,18 @@ func NewWeights(a *weights.Artifact) (*Weights, error) {
 		}
 	}
 	names := a.Names()
+	has := make(map[string]bool, len(names))
+	for _, n := range names {
+		has[n] = true
+	}
 	for _, name := range names {
+		// A quantized weight's companions are folded into it below.
+		if base, ok := strings.CutSuffix(name, "_scale"); ok && has[base] {
+			continue
+		}
+		if base, ok := strings.CutSuffix(name, "_zero_point"); ok && has[base] {
+			continue
+		}
 		t, err := a.Tensor(name)
 		if err != nil {
 			return nil, fmt.Errorf("kokoro: %w", err)
@@ -79,15 +91,8 @@ func NewWeights(a *weights.Artifact) (*Weights, error) {
 				return nil, fmt.Errorf("kokoro: tensor %s: %w", name, err)
 			}
 			w.tensors[name] = param{q.Dequantize(), slices.Clone(t.Shape)}
-		}
-	}
-	// Scales and zero points are folded in above; drop their F32 entries so
-	// that only parameters remain.
-	for _, name := range names {
-		if _, ok := w.tensors[name+"_scale"]; ok {
-			if _, isQ := w.tensors[name]; isQ {
-				delete(w.tensors, name+"_scale")
-			}
+		default:
+			return nil, fmt.Errorf("kokoro: tensor %s has dtype %s", name, t.DType)
 		}
 	}
 	if _, ok := w.tensors["bert.embeddings.word_embeddings.weight"]; !ok {
