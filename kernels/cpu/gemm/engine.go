@@ -148,7 +148,11 @@ func (e *Engine) SGEMM(transA, transB bool, m, n, k int, alpha float32, a []floa
 	if m == 0 || n == 0 {
 		return
 	}
-	if e.blas != nil {
+	// Products with one row or one column are memory-bound: the Go vector
+	// path reads the operands in place, while a BLAS sgemm (OpenBLAS 0.3.21
+	// has no GEMV forwarding) packs the whole of B first, which for a
+	// decoder's logits is a copy of the embedding table per token.
+	if e.blas != nil && m != 1 && n != 1 {
 		e.blas.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -185,7 +189,7 @@ func (e *Engine) SGEMMStrided(transA, transB bool, m, n, k int, alpha float32,
 	// runs means a bad batch never leaves C half-written.
 	last := batch - 1
 	checkSGEMM(transA, transB, m, n, k, a[last*strideA:], lda, b[last*strideB:], ldb, c[last*strideC:], ldc)
-	if e.blas != nil {
+	if e.blas != nil && m != 1 && n != 1 {
 		e.blas.sgemmStrided(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)
 		return
 	}
