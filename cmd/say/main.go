@@ -19,6 +19,8 @@
 //	--int8             use the int8 (dynamically quantized) artifact
 //	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
 //	--list-voices      print the voice names and exit
+//	--first N          cut the first sentence after about N phoneme tokens (0: never)
+//	--max-tokens N     longest chunk in phoneme tokens (default 200, at most 510)
 //
 // Models are fetched into the cache on first use (progress on stderr).
 package main

@@ -24,6 +24,12 @@ import (
 // errUsage marks a flag error whose message the flag package has printed.
 var errUsage = errors.New("usage")
 
+// defaultMaxTokens caps a chunk at about 15 seconds of speech: the
+// generator's working memory grows with the chunk (its convolutions run
+// over 24000/5 frames per second of audio), and a clause break costs
+// Kokoro little.
+const defaultMaxTokens = 200
+
 // options are the parsed flags.
 type options struct {
 	out        string
@@ -35,6 +41,7 @@ type options struct {
 	scorecard  string
 	listVoices bool
 	first      int
+	maxTokens  int
 	text       []string
 }
 
@@ -50,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.int8, "int8", false, "use the int8 dynamically quantized model")
 	sc := scorecards.Flag(fs)
 	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices and exit")
+	fs.IntVar(&o.maxTokens, "max-tokens", defaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")
 	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "cut the first sentence after about `N` phoneme tokens so audio starts sooner (0: never cut)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: say [flags] TEXT...   (or text on standard input)")
@@ -65,6 +73,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.text = fs.Args()
 	if o.rate <= 0 || o.rate > resample.MaxRate {
 		return nil, fmt.Errorf("--rate %d: want a positive sample rate up to %d", o.rate, resample.MaxRate)
+	}
+	if o.maxTokens < 16 || o.maxTokens > kokoro.MaxPhonemes {
+		return nil, fmt.Errorf("--max-tokens %d: want 16 to %d", o.maxTokens, kokoro.MaxPhonemes)
 	}
 	if !(o.speed > 0.1 && o.speed < 10) {
 		return nil, fmt.Errorf("--speed %v: want a value between 0.1 and 10", o.speed)
@@ -160,7 +171,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	speakChunk := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
 		return model.SpeakChunk(ctx, c, voice, float32(o.speed))
 	}
-	p, produced, err := buildPipeline(front, speakChunk, o.first, o.rate, text, sink)
+	p, produced, err := buildPipeline(&g2p.Chunker{G2P: front, MaxTokens: o.maxTokens}, speakChunk, o.first, o.rate, text, sink)
 	if err != nil {
 		return err
 	}
@@ -206,9 +217,8 @@ type speakFunc func(ctx context.Context, c g2p.Chunk) ([]float32, error)
 // kokoro → (resample) → sink. The first chunk is cut after about
 // firstTokens phoneme tokens (0: never). produced counts the samples the
 // sink got.
-func buildPipeline(front *g2p.G2P, speak speakFunc, firstTokens, rate int, text io.Reader, sink sinkFunc) (*pipeline.Pipeline, *int64, error) {
+func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int, text io.Reader, sink sinkFunc) (*pipeline.Pipeline, *int64, error) {
 	p := pipeline.New("say")
-	chunker := &g2p.Chunker{G2P: front}
 	accepted := time.Now()
 	chunks := pipeline.From(p, stage.NewSource("g2p", func(ctx context.Context, emit stage.Emit[g2p.Chunk]) error {
 		for c, err := range chunker.Chunks(ctx, text) {

@@ -18,7 +18,7 @@ import (
 )
 
 // needFrontEnd returns an en-us G2P, skipping loudly without espeak-ng.
-func needFrontEnd(t *testing.T) *g2p.G2P {
+func needFrontEnd(t testing.TB) *g2p.G2P {
 	t.Helper()
 	front, err := g2p.NewEspeak(g2p.AmericanEnglish)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestPipelineStreamsLongText(t *testing.T) {
 		total += int64(len(pcm))
 		return nil
 	}
-	p, produced, err := buildPipeline(front, fakeSpeak, kokoro.DefaultFirstTokens, 16000, strings.NewReader(b.String()), sink)
+	p, produced, err := buildPipeline(&g2p.Chunker{G2P: front}, fakeSpeak, kokoro.DefaultFirstTokens, 16000, strings.NewReader(b.String()), sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestPipelineFirstChunkSplit(t *testing.T) {
 	}
 	sink := func(context.Context, []float32) error { return nil }
 	text := "The quick brown fox jumps over the lazy dog, while the small cat sleeps quietly by the warm fire."
-	p, _, err := buildPipeline(front, speak, 24, kokoro.SampleRate, strings.NewReader(text), sink)
+	p, _, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 24, kokoro.SampleRate, strings.NewReader(text), sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestPipelineBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
-			p, _, err := buildPipeline(front, fakeSpeak, 0, kokoro.SampleRate, strings.NewReader(c.text), sink)
+			p, _, err := buildPipeline(&g2p.Chunker{G2P: front}, fakeSpeak, 0, kokoro.SampleRate, strings.NewReader(c.text), sink)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func TestPipelineCancel(t *testing.T) {
 	}
 	sink := func(context.Context, []float32) error { return nil }
 	text := strings.Repeat("One sentence after another. ", 200)
-	p, _, err := buildPipeline(front, slow, 0, kokoro.SampleRate, strings.NewReader(text), sink)
+	p, _, err := buildPipeline(&g2p.Chunker{G2P: front}, slow, 0, kokoro.SampleRate, strings.NewReader(text), sink)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 // DefaultFirstTokens is the default length limit, in phoneme tokens, of
-// the first piece of a stream (see SplitFirst): about two seconds of
-// speech, so that audio starts after a fraction of a sentence's
-// synthesis time.
-const DefaultFirstTokens = 32
+// the first piece of a stream (see SplitFirst): two to four words, about
+// a second and a half of speech, so that audio starts after a fraction of
+// a sentence's synthesis time.
+const DefaultFirstTokens = 20
 
 // Speech is the audio of one chunk of text.
 type Speech struct {
