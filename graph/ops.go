@@ -709,3 +709,31 @@ func (t Tensor) ConvInteger1d(w, xZero, wZero Tensor, o ConvOpts) Tensor {
 	}
 	return g.kernelNode(kernels.OpConvInteger1d, a, ins, Shape{xs[0], ws[0], (lp-span)/a.Stride + 1}, I32)
 }
+
+// LinearQ returns t·((w − zeroPoint)·scale)ᵀ for a weight quantized to
+// bytes, w U8/I8 [out, in] (PyTorch layout) with one scale (F32) and one
+// zero point (w's dtype), and float32 t [..., in]: weight-only quantization.
+// The weight is dequantized on the fly, never stored as float32, so a
+// product with few rows of t (a decoder step) streams a quarter of the bytes
+// of Linear on the dequantized weight; for many rows prefer that.
+func (t Tensor) LinearQ(w, scale, zeroPoint Tensor) Tensor {
+	g := t.g
+	if g == nil {
+		return Tensor{}
+	}
+	if bad, ok := g.check("linear_q", t, w, scale, zeroPoint); !ok {
+		return bad
+	}
+	ws := w.Shape()
+	if t.DType() != F32 || (w.DType() != U8 && w.DType() != I8) || len(ws) != 2 || t.Rank() == 0 || t.Dim(-1) != ws[1] {
+		return g.failf("linear_q", "needs f32 input [..., in] and u8/i8 weight [out, in], got %s", shapesOf(t, w))
+	}
+	if scale.DType() != F32 || scale.Shape().Len() != 1 || zeroPoint.DType() != w.DType() || zeroPoint.Shape().Len() != 1 {
+		return g.failf("linear_q", "needs one f32 scale and one %s zero point, got %s", w.DType(), shapesOf(scale, zeroPoint))
+	}
+	s := t.Shape()
+	x := t.Reshape(-1, s[len(s)-1])
+	y := g.kernelNode(kernels.OpLinearQ, nil, []Tensor{x, w, scale, zeroPoint}, Shape{x.Dim(0), ws[0]}, F32)
+	out := append(s[:len(s)-1].Clone(), ws[0])
+	return y.Reshape(out...)
+}

@@ -52,6 +52,11 @@ const (
 	// OpDynamicQuantize: In[0] = x (F32); Out = q (U8), scale (F32 [1]),
 	// zero point (U8 [1]) as ONNX DynamicQuantizeLinear.
 	OpDynamicQuantize
+	// OpLinearQ: In = x (F32 [M, K]), w (U8/I8 [N, K]), scale (F32, one
+	// value), zero (w's dtype, one value); Out = F32 [M, N] =
+	// x·((w − zero)·scale)ᵀ: weight-only quantization, activations stay
+	// float32 (the weight streams as one byte per element).
+	OpLinearQ
 	opCount
 )
 
@@ -59,7 +64,7 @@ var opNames = [...]string{
 	"invalid", "fused", "reduce", "softmax", "layer_norm", "group_norm",
 	"matmul", "conv1d", "conv_transpose1d", "lstm", "gather",
 	"repeat_interleave", "pad", "cumsum", "matmul_integer", "conv_integer1d",
-	"dynamic_quantize",
+	"dynamic_quantize", "linear_q",
 }
 
 // String returns the op's name.

@@ -160,6 +160,8 @@ func (b *Backend) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.Bu
 		return b.convInteger1d(s, bufs)
 	case kernels.OpDynamicQuantize:
 		return b.dynamicQuantize(s, bufs)
+	case kernels.OpLinearQ:
+		return b.linearQ(s, bufs)
 	}
 	return fmt.Errorf("cpu: op %s is not implemented", s.Op)
 }

@@ -22,6 +22,7 @@ type Engine struct {
 	noBLAS  string        // why the Go path is used, for Path; "" when forced by the caller
 	jobs    sync.Pool     // *sgemmJob, packing buffers sized for kern
 	ijobs   sync.Pool     // *igemmJob, integer GEMM scratch
+	qjobs   sync.Pool     // *qgemvJob, LinearQ8 scratch
 	ikern   *igemmKernel  // integer microkernel
 	_       [0]sync.Mutex // vet: no copies
 }
@@ -111,6 +112,7 @@ func newGoEngine(threads int, k *sgemmKernel) *Engine {
 func (e *Engine) initPools() {
 	e.jobs.New = func() any { return newSGEMMJob(e) }
 	e.ijobs.New = func() any { return newIGEMMJob(e) }
+	e.qjobs.New = func() any { return newQGEMVJob(e.threads) }
 }
 
 // Path says which path this engine's SGEMM runs and on how many threads, for
