@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,13 +74,4 @@ func benchParagraph(b *testing.B, int8 bool) {
 	b.ReportMetric(cpuSec/audio, "cpu-s/audio-s")
 	b.ReportMetric(float64(ttfa.Milliseconds())/float64(b.N), "ttfa-ms")
 	b.ReportMetric(audio/float64(b.N), "audio-s")
-}
-
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -178,6 +178,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	runErr := p.Run(ctx)
 	card.Record(p.Metrics())
 	card.SetAudioOut(float64(*produced) / float64(o.rate))
+	if peak := peakRSS(); peak > 0 {
+		card.PeakBytes = scorecards.Int(peak)
+	}
 	if runErr != nil {
 		if errors.Is(runErr, g2p.ErrNoSpeech) {
 			return fmt.Errorf("nothing to say: %w", runErr)
