@@ -94,11 +94,11 @@ func (e *Engine) Phonemize(text, voice string) ([]string, error) {
 // reloading a voice re-reads its dictionary, which costs more than
 // phonemising a sentence. e.mu must be held.
 func (e *Engine) selectVoice(voice string) error {
-	if voice == e.voice {
-		return nil
-	}
 	if voice == "" || strings.IndexByte(voice, 0) >= 0 {
 		return fmt.Errorf("%w: %q", ErrVoice, voice)
+	}
+	if voice == e.voice {
+		return nil
 	}
 	if status := e.lib.setVoiceByName(voice); status != statusOK {
 		e.voice = "" // the library may have been left between voices

@@ -19,6 +19,15 @@ const (
 	outputModeSynchronous = 0x0001 // ENOUTPUT_MODE_SYNCHRONOUS: no audio device
 	posCharacter          = 1      // POS_CHARACTER
 	traceIPA              = 0x02   // phoneme trace as IPA, no tie, no separator
+	paramRate             = 1      // espeakRATE, words per minute
+
+	// fastRate is the speaking rate the engine synthesises at. Speed only
+	// scales durations and pauses, after the phonemes are fixed, so the
+	// trace is the same as at the default 175 wpm; but there are 2.5 times
+	// fewer samples to generate, which is most of the cost. 450 and above
+	// would switch espeak-ng to its Sonic speed-up, which generates at 175
+	// wpm and then compresses: slower.
+	fastRate = 449
 )
 
 // library holds the libespeak-ng and libc entry points the engine calls.
@@ -33,6 +42,7 @@ type library struct {
 	synth             func(text *byte, size uintptr, position uint32, positionType int32, endPosition uint32, flags uint32, uniqueID *uint32, userData uintptr) uint32
 	setSynthCallback  func(cb uintptr)
 	setPhonemeTrace   func(mode int32, stream uintptr)
+	setParameter      func(parameter int32, value int32, relative int32) uint32
 
 	// libc, for the in-memory stream espeak-ng writes its phoneme trace to.
 	openMemstream func(bufp **byte, sizep *uintptr) uintptr
@@ -73,6 +83,7 @@ func load(candidates []string) (*Engine, error) {
 		{"espeak_ng_Synthesize", &lib.synth},
 		{"espeak_SetSynthCallback", &lib.setSynthCallback},
 		{"espeak_SetPhonemeTrace", &lib.setPhonemeTrace},
+		{"espeak_ng_SetParameter", &lib.setParameter},
 	}); err != nil {
 		return nil, fmt.Errorf("%w (espeak-ng 1.49 or newer is needed)", err)
 	}
@@ -146,8 +157,14 @@ func dataPathHint(lib *library) string {
 	return goString(dataPtr)
 }
 
-// setVoiceByName selects an espeak-ng voice and returns its status code.
-func (l *library) setVoiceByName(name string) uint32 { return l.setVoice(name) }
+// setVoiceByName selects an espeak-ng voice and the fast synthesis rate
+// and returns the status code.
+func (l *library) setVoiceByName(name string) uint32 {
+	if status := l.setVoice(name); status != statusOK {
+		return status
+	}
+	return l.setParameter(paramRate, fastRate, 0)
+}
 
 // statusMessage renders an espeak_ng_STATUS as espeak-ng's own text.
 func (l *library) statusMessage(status uint32) string {

@@ -205,8 +205,8 @@ func scanReplace(s string, match func(s string, i int) (n int, repl string)) str
 }
 
 // replaceEtc drops the period of "etc." unless a word follows:
-// /\betc\.(?! [A-Z])/gi → etc. With the i flag, [A-Z] matches any ASCII
-// letter.
+// /\betc\.(?! [A-Z])/gi → "etc" (lower case whatever the input's case).
+// With the i flag, [A-Z] matches any ASCII letter.
 func replaceEtc(s string) string {
 	if !containsFold(s, "etc.") {
 		return s
@@ -215,7 +215,7 @@ func replaceEtc(s string) string {
 	for i := 0; i < len(s); {
 		if i+4 <= len(s) && asciiEqualFold(s[i:i+4], "etc.") && (i == 0 || !isWordByte(s[i-1])) &&
 			!(i+5 < len(s) && s[i+4] == ' ' && isLetter(s[i+5])) {
-			b.WriteString(s[i : i+3])
+			b.WriteString("etc")
 			i += 4
 			continue
 		}
