@@ -16,7 +16,7 @@ func BenchmarkForward(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	var samples int
 	for range b.N {
 		tr, err := m.Forward(ctx, g.ids, g.style, g.speed)
@@ -25,5 +25,7 @@ func BenchmarkForward(b *testing.B) {
 		}
 		samples += len(tr.Audio)
 	}
-	b.ReportMetric(time.Since(start).Seconds()/(float64(samples)/SampleRate), "rtf")
+	audio := float64(samples) / SampleRate
+	b.ReportMetric(time.Since(start).Seconds()/audio, "rtf")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/audio, "cpu-s/audio-s")
 }

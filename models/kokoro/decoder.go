@@ -33,12 +33,19 @@ func (n *net) decoder(asr, f0, nrg, har, s graph.Tensor) graph.Tensor {
 	return n.generator(x, s, har)
 }
 
-// snake is the Snake1D activation x + sin²(αx)/α with a learned α per
-// channel, as the generator's residual blocks use it.
-func (n *net) snake(alphaName string, x graph.Tensor) graph.Tensor {
-	a := n.p(alphaName) // [1, C, 1]
-	sn := a.Mul(x).Sin()
-	return x.Add(a.Reciprocal().Mul(sn.Mul(sn)))
+// adaINSnake is AdaIN1d followed by the Snake1D activation
+// x + sin²(αx)/α (α learned per channel), folded into fewer passes over
+// the long generator sequences: with u = α·x = α(1+γ)·norm(x) + αβ, the
+// instance norm's own affine produces u, and the snake is (u + sin²u)/α.
+func (n *net) adaINSnake(adaPre, alphaName string, x, s graph.Tensor) graph.Tensor {
+	C := x.Dim(1)
+	h := n.linear(adaPre+".fc", s).Reshape(2 * C)
+	a := n.p(alphaName).Reshape(C)
+	w := h.Slice(0, 0, C).AddScalar(1).Mul(a)
+	b := h.Slice(0, C, 2*C).Mul(a)
+	u := x.InstanceNorm(w, b, 1e-5)
+	su := u.Sin()
+	return u.Add(su.Mul(su)).Mul(a.Reciprocal().Reshape(1, C, 1))
 }
 
 // adainResBlock1 is AdaINResBlock1: three rounds of AdaIN → Snake →
@@ -46,11 +53,9 @@ func (n *net) snake(alphaName string, x graph.Tensor) graph.Tensor {
 func (n *net) adainResBlock1(pre string, x, s graph.Tensor, k int, dil [3]int) graph.Tensor {
 	for j := range 3 {
 		js := itoa(j)
-		xt := n.adaIN1d(pre+".adain1."+js, x, s)
-		xt = n.snake(pre+".alpha1."+js, xt)
+		xt := n.adaINSnake(pre+".adain1."+js, pre+".alpha1."+js, x, s)
 		xt = n.conv1d(pre+".convs1."+js, xt, true, graph.ConvOpts{Dilation: dil[j], Padding: (k*dil[j] - dil[j]) / 2})
-		xt = n.adaIN1d(pre+".adain2."+js, xt, s)
-		xt = n.snake(pre+".alpha2."+js, xt)
+		xt = n.adaINSnake(pre+".adain2."+js, pre+".alpha2."+js, xt, s)
 		xt = n.conv1d(pre+".convs2."+js, xt, true, graph.ConvOpts{Padding: (k - 1) / 2})
 		x = xt.Add(x)
 	}
