@@ -1,21 +1,48 @@
 // Package kokoro is Kokoro-82M v1.0 text-to-speech written as Go on the
 // graph engine: phoneme ids and a style vector in, 24 kHz audio out.
 //
-// The model mirrors hexgrad/kokoro (model.py, modules.py, istftnet.py) and,
-// where the two differ, the onnx-community ONNX export that the golden
-// outputs come from (see ../shared/golden/kokoro). One utterance runs as
-// three graphs with the host in between, because two intermediate sizes are
-// data: the number of audio frames (the sum of the predicted durations) and
-// the harmonic source (a running phase over the upsampled F0):
+// Typical use (cmd/say wires the same steps into a pipeline):
 //
-//  1. text: ALBERT → bert_encoder → duration encoder → durations; the
-//     text encoder (ids and style only);
-//  2. prosody: features repeated by the durations (the alignment), the
-//     shared LSTM, the F0 and energy (N) predictors;
-//  3. host: the harmonic-plus-noise source (SineGen without noise, as in
-//     the export) and its STFT; then the decoder and the iSTFTNet
-//     generator, ending in an inverse STFT (n_fft 20, hop 5).
+//	w, err := kokoro.LoadWeights(ctx, false)          // fetch + convert on first use; true: int8 artifact
+//	m, err := kokoro.New(graph.NewEngine(cpu.New()), w)
+//	voices, err := kokoro.LoadVoices(ctx)
+//	voice, err := voices.Voice("af_heart")            // or a mix: "af_heart,am_michael:0.5"
+//	front, err := g2p.NewEspeak(g2p.AmericanEnglish)  // the front-end sub-package
+//	chunks := (&g2p.Chunker{G2P: front}).ChunkString(ctx, text)
+//	for s, err := range m.Speak(ctx, chunks, voice, 1, kokoro.DefaultFirstTokens) {
+//		// s.Samples: one sentence (or the first sentence's first words) at 24 kHz
+//	}
 //
-// Text comes in through the front-end sub-packages (g2p, vocab, espeak);
-// [Model.Synthesize] takes the ids of one chunk (at most 510 phonemes).
+// [Model.Synthesize] is the bare model: the ids of one chunk (0-padded, at
+// most [MaxPhonemes] between the pads), the voice's style row for that many
+// phonemes ([Voice.Style]) and the speed. [Model.Forward] also returns the
+// intermediates the parity tests compare.
+//
+// The modules mirror hexgrad/kokoro (model.py, modules.py, istftnet.py)
+// and, where the two differ, the onnx-community ONNX export that the golden
+// outputs come from (../shared/golden/kokoro). One utterance runs as three
+// graphs with the host in between, because two sizes are data: the number
+// of audio frames (the sum of the predicted durations) and the harmonic
+// source (a running phase over the upsampled F0):
+//
+//  1. text: ALBERT → bert_encoder → duration encoder → durations (sigmoid
+//     sum / speed, rounded half to even, at least one frame); the text
+//     encoder;
+//  2. prosody: the features repeated by the durations (the alignment
+//     matrix product of the reference), the shared LSTM, the F0 and energy
+//     (N) predictors;
+//  3. host: the harmonic source (SineGen as exported: no noise, phase
+//     increments averaged down to the F0 rate, accumulated, interpolated
+//     back up) and its STFT, reproduced to the last bit of the export's
+//     onnxruntime arithmetic because the generator reads the phase of
+//     near-silent bins; then the decoder and the iSTFTNet generator, ending
+//     in the export's inverse STFT (a transposed convolution with the
+//     windowed inverse-DFT basis, n_fft 20, hop 5).
+//
+// The int8 artifact (onnx-community model_quantized.onnx) is supported by
+// dequantizing its weights at load; it runs at fp32 speed.
+//
+// Text comes in through the front-end sub-packages: g2p (normalisation,
+// espeak-ng phonemes, sentence chunking), vocab (phonemes → ids) and
+// espeak (the espeak-ng binding).
 package kokoro
