@@ -540,6 +540,14 @@ func (b *exprBuilder) emit(i int) uint16 {
 		src := make([]uint16, len(n.in))
 		for k, x := range n.in {
 			src[k] = b.emit(c.pos[x])
+			// Integer values need float64 registers unless they are only
+			// cast to a float type: then the cast rounds them to that type
+			// at load, as a separate Cast would, and the arithmetic after
+			// it stays in float32 (MatMulInteger → Cast → Mul → Add, the
+			// int8 models' dequantization, must not round twice).
+			if d := c.g.nodes[x].dtype; (d == I32 || d == I64) && !(n.op == opCast && n.dtype.IsFloat()) {
+				b.wide = true
+			}
 		}
 		r = b.op(n, src)
 	} else {
@@ -561,9 +569,6 @@ func (b *exprBuilder) leaf(i int, n *node) uint16 {
 	o.v.Shape = b.shape
 	b.ins = append(b.ins, o)
 	b.leaves = append(b.leaves, i)
-	if n.dtype == I32 || n.dtype == I64 {
-		b.wide = true
-	}
 	b.code = append(b.code, kernels.Instr{Op: kernels.ELoad, Dst: r, A: uint16(len(b.ins) - 1)})
 	return r
 }

@@ -227,3 +227,22 @@ func TestDequantize(t *testing.T) {
 		}
 	}
 }
+
+// TestIntCastArithmeticIsFloat32 checks that arithmetic after an integer is
+// cast to float32 is float32 arithmetic, as a separate Cast node would make
+// it: 16777217 casts to 16777216, times 3 is 50331648; evaluating the fused
+// chain in float64 and rounding once would give 50331652.
+func TestIntCastArithmeticIsFloat32(t *testing.T) {
+	h := newHarness(t)
+	g := h.g
+	x := g.InputBytes("x", graph.I32, graph.Shape{2}, []byte{1, 0, 0, 1, 7, 0, 0, 0}) // 16777217, 7
+	y := x.Cast(graph.F32).MulScalar(3).AddScalar(0.5)
+	z := x.AddScalar(1).Cast(graph.F32) // integer arithmetic first: exact
+	vals := h.eval(y, z)
+	if got := vals[0].F32(); got[0] != 50331648 || got[1] != 21.5 {
+		t.Errorf("cast then multiply: %v, want [50331648 21.5]", got)
+	}
+	if got := vals[1].F32(); got[0] != 16777218 || got[1] != 8 {
+		t.Errorf("add then cast: %v, want [16777218 8]", got)
+	}
+}

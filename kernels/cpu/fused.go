@@ -374,6 +374,13 @@ func load32(d []float32, v kernels.View, off, st int, bufs []kernels.Buffer) {
 		}
 		return
 	}
+	if v.DType == kernels.I32 { // integer GEMM results on their way to dequantization
+		src := i32s(bufs, v)
+		for i := range d {
+			d[i] = float32(src[off+i*st])
+		}
+		return
+	}
 	for i := range d {
 		d[i] = float32(loadElem(bufs, v, off+i*st))
 	}
