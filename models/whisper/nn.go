@@ -22,6 +22,12 @@ type net struct {
 	// that many parts (one per hypothesis), so a hypothesis's arithmetic
 	// never depends on the others in the batch.
 	groups int
+	// rowwise marks graphs with a few rows per product (decoder steps),
+	// where streaming the weights dominates: F32 then reads each weight as
+	// bytes and dequantizes on the fly (LinearQ) instead of reading a
+	// float32 copy four times the size. The arithmetic is the same up to
+	// float32 rounding.
+	rowwise bool
 }
 
 // linear applies l to x [..., in], giving [..., out].
@@ -37,6 +43,13 @@ func (n net) linear(x graph.Tensor, l *linear) graph.Tensor {
 		bias = l.bias.in(g)
 	}
 	if n.prec == F32 {
+		if n.rowwise {
+			y := x.LinearQ(l.w.q.in(g), l.w.scale.in(g), l.w.zero.in(g))
+			if l.bias.data != nil {
+				y = y.Add(bias)
+			}
+			return y
+		}
 		return x.Linear(l.w.dequantized(g), bias)
 	}
 	shape := x.Shape().Clone()
@@ -90,7 +103,7 @@ func (n net) layerNorm(x graph.Tensor, p *norm) graph.Tensor {
 		return x.LayerNorm(w, b, layerNormEps)
 	}
 	d := x.Sub(x.Mean(true, -1))
-	std := d.PowScalar(2).Mean(true, -1).AddScalar(layerNormEps).Sqrt()
+	std := d.Mul(d).Mean(true, -1).AddScalar(layerNormEps).Sqrt() // Pow(d, 2): the same correctly rounded square
 	return d.Div(std).Mul(w).Add(b)
 }
 
@@ -139,10 +152,11 @@ func mergeHeads(x graph.Tensor) graph.Tensor {
 }
 
 // attend is scaled dot-product attention on split heads: softmax(q·kᵀ +
-// mask)·v, with q already scaled by dh^-½ (as the export does, after the
-// projection's bias). mask may be the zero Tensor.
-func attend(q, k, v, mask graph.Tensor) graph.Tensor {
-	w := q.MatMul(k.T())
+// mask)·v, with q [..., n, dh] already scaled by dh^-½ (as the export does,
+// after the projection's bias), kT the keys transposed [..., dh, s] (a view
+// is read in place) and v [..., s, dh]. mask may be the zero Tensor.
+func attend(q, kT, v, mask graph.Tensor) graph.Tensor {
+	w := q.MatMul(kT)
 	if mask.Graph() != nil {
 		w = w.Add(mask)
 	}

@@ -12,12 +12,17 @@ import (
 
 // session is the decoding state of one window: the cross-attention keys
 // and values of every decoder layer, and self-attention caches by number
-// of hypotheses. Sessions are pooled by the model because the engine keys
+// of hypotheses.
+//
+// The cross-attention keys and values are stored per head and transposed,
+// [heads, dh, 1500]: a decoder step multiplies one query row by them, and in
+// this layout both products (q·Kᵀ and attention·V) run over rows of 1500
+// contiguous floats instead of 1500 rows of 64. Sessions are pooled by the model because the engine keys
 // compiled programs by the state buffers they touch: a reused session finds
 // its programs compiled.
 type session struct {
 	m              *Model
-	crossK, crossV []*graph.State // per layer: [audio positions, d]
+	crossK, crossV []*graph.State // per layer: [heads, dh, audio positions]
 	caches         map[int]*kvCache
 }
 
@@ -33,7 +38,8 @@ const maxCaches = 3
 
 func newSession(m *Model) (*session, error) {
 	s := &session{m: m, caches: map[int]*kvCache{}}
-	shape := graph.Shape{m.cfg.AudioCtx, m.cfg.DModel}
+	H := m.cfg.DecoderHeads
+	shape := graph.Shape{H, m.cfg.DModel / H, m.cfg.AudioCtx}
 	for i := range m.cfg.DecoderLayers {
 		k, err := m.eng.NewState(fmt.Sprintf("cross.%d.key", i), graph.F32, shape)
 		if err != nil {
@@ -150,12 +156,14 @@ func (m *Model) newWindow(ctx context.Context, hidden func(*graph.Graph) graph.T
 	g := graph.New()
 	n := m.net(g, 1)
 	h := hidden(g)
+	H := m.cfg.DecoderHeads
+	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
 	var effects []graph.Tensor
 	for i := range m.p.dec {
 		l := &m.p.dec[i]
 		effects = append(effects,
-			g.Assign(s.crossK[i], n.linear(h, &l.cross.k), 0, 0),
-			g.Assign(s.crossV[i], n.linear(h, &l.cross.v), 0, 0))
+			g.Assign(s.crossK[i], perHeadT(n.linear(h, &l.cross.k)), 0, 0),
+			g.Assign(s.crossV[i], perHeadT(n.linear(h, &l.cross.v)), 0, 0))
 	}
 	if _, err := m.eng.Eval(ctx, effects...); err != nil {
 		m.release(s)
@@ -294,7 +302,9 @@ func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) e
 	m, B := w.m, w.beams
 	g := graph.New()
 	ids := g.Input("ids", graph.I64, graph.Shape{B, n})
-	x, effects := m.decoder(m.net(g, B), ids, w.pos, w.s, w.cache)
+	nt := m.net(g, B)
+	nt.rowwise = true
+	x, effects := m.decoder(nt, ids, w.pos, w.s, w.cache)
 	var rows graph.Tensor
 	if at != nil {
 		pos := make([]int64, len(at))
@@ -305,7 +315,11 @@ func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) e
 	} else {
 		rows = x.Reshape(B, m.cfg.DModel)
 	}
-	out := rows.Linear(m.p.embed.dequantized(g), graph.Tensor{}) // tied output projection
+	// The output projection is tied to the embedding. The export runs it as
+	// a float MatMul on the dequantized table in both precisions; LinearQ is
+	// the same product reading the table as bytes.
+	e := &m.p.embed
+	out := rows.LinearQ(e.q.in(g), e.scale.in(g), e.zero.in(g))
 	prog, err := m.eng.Compile(ctx, append([]graph.Tensor{out}, effects...)...)
 	if err != nil {
 		return fmt.Errorf("whisper: decoder: %w", err)
@@ -334,7 +348,9 @@ func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) e
 func (m *Model) decoder(nt net, ids graph.Tensor, pos int, s *session, c *kvCache) (graph.Tensor, []graph.Tensor) {
 	g, p, cfg := nt.g, m.p, m.cfg
 	B, n := ids.Dim(0), ids.Dim(1)
-	x := p.embed.dequantized(g).Gather(0, ids).Add(p.decPos.in(g).Slice(0, pos, pos+n))
+	e := &p.embed
+	x := e.q.in(g).Gather(0, ids).Dequantize(e.scale.in(g), e.zero.in(g)) // as the export: gather, then dequantize
+	x = x.Add(p.decPos.in(g).Slice(0, pos, pos+n))
 	var mask graph.Tensor
 	if n > 1 {
 		// position pos+i sees columns 0…pos+i
@@ -357,14 +373,14 @@ func (m *Model) decoder(nt net, ids graph.Tensor, pos int, s *session, c *kvCach
 			k = graph.Concat(1, g.ReadState(c.k[i]).Slice(0, 0, B).Slice(1, 0, pos), k)
 			v = graph.Concat(1, g.ReadState(c.v[i]).Slice(0, 0, B).Slice(1, 0, pos), v)
 		}
-		o := attend(splitHeads(q, heads), splitHeads(k, heads), splitHeads(v, heads), mask)
+		o := attend(splitHeads(q, heads), splitHeads(k, heads).T(), splitHeads(v, heads), mask)
 		x = x.Add(nt.linear(mergeHeads(o), &l.self.out))
 
 		h = nt.layerNorm(x, &l.crossLN)
 		q = nt.linear(h, &l.cross.q).MulScalar(scale)
-		k = splitHeads(g.ReadState(s.crossK[i]), heads) // [heads, 1500, dh], shared by all hypotheses
-		v = splitHeads(g.ReadState(s.crossV[i]), heads)
-		o = attend(splitHeads(q, heads), k, v, graph.Tensor{})
+		kT := g.ReadState(s.crossK[i]) // [heads, dh, 1500], shared by all hypotheses
+		vT := g.ReadState(s.crossV[i])
+		o = attend(splitHeads(q, heads), kT, vT.T(), graph.Tensor{})
 		x = x.Add(nt.linear(mergeHeads(o), &l.cross.out))
 
 		x = x.Add(nt.mlp(nt.layerNorm(x, &l.mlpLN), &l.fc1, &l.fc2))

@@ -1,0 +1,103 @@
+package whisper_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tensorforge/forge/models/whisper"
+	"github.com/tensorforge/forge/models/whisper/decode"
+)
+
+var benchModels = []struct {
+	size string
+	prec whisper.Precision
+}{{"tiny", whisper.F32}, {"tiny", whisper.Int8}, {"base", whisper.F32}, {"base", whisper.Int8}}
+
+// BenchmarkTranscribe is the benchmark: jfk.wav (11 s) in memory →
+// text, model loaded and warmed up (programs compiled), greedy decoding
+// with OpenAI's rules and English given. It reports the real-time factor,
+// the CPU seconds per run (less sensitive than wall time to other work on a
+// shared machine) and the process's peak resident memory.
+func BenchmarkTranscribe(b *testing.B) {
+	for _, c := range benchModels {
+		b.Run(c.size+"/"+c.prec.String(), func(b *testing.B) {
+			m := model(b, c.size, c.prec)
+			samples := clipSamples(b, "jfk")
+			opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+			opts.Language = "en"
+			tr, err := m.Transcribe(bg, samples, opts) // warm-up: compiles
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !strings.Contains(tr.Text, "ask not what your country can do for you") {
+				b.Fatalf("transcript %q", tr.Text)
+			}
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := m.Transcribe(bg, samples, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			audio := float64(len(samples)) / 16000
+			per := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(per/audio, "rtf")
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-MiB")
+		})
+	}
+}
+
+// BenchmarkEncoder runs the encoder on one window (jfk's golden features).
+func BenchmarkEncoder(b *testing.B) {
+	for _, c := range benchModels {
+		b.Run(c.size+"/"+c.prec.String(), func(b *testing.B) {
+			m := model(b, c.size, c.prec)
+			feats, _ := goldenF32(b, goldenFile(b, c.size, "jfk"), "input_features")
+			if _, err := m.EncoderOutput(bg, feats); err != nil { // compile
+				b.Fatal(err)
+			}
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := m.EncoderOutput(bg, feats); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is the process's peak resident set (VmHWM) in bytes, 0 where
+// /proc is not available.
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
