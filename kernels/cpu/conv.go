@@ -54,25 +54,38 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	// each; laid out transposed, each (frame, channel) receptive field is
 	// one contiguous copy and the GEMM reads the columns transposed.
 	transposed := !direct && K > Lout && a.Dilation == 1 && cig*K*Lout <= 1<<16
+	// Long outputs are done in column tiles so the im2col scratch stays
+	// bounded (a 128-channel, 11-tap convolution over 18k frames would
+	// otherwise need a 100 MB buffer per call).
+	tile := Lout
+	if !direct && !transposed {
+		tile = im2colTile(cig*K, Lout)
+	}
 	var colp *[]float32
 	if !direct {
-		colp = getCol(cig * K * Lout)
+		colp = getCol(cig * K * tile)
 		defer colPool.Put(colp)
 	}
 	for n := 0; n < N; n++ {
 		for g := 0; g < G; g++ {
 			xg := x[(n*Cin+g*cig)*L:]
-			col, ldc, transB := xg, Lout, false
+			yg := y[(n*Cout+g*cog)*Lout : (n*Cout+(g+1)*cog)*Lout]
+			wg := w[g*cog*cig*K:]
 			switch {
 			case transposed:
-				col, ldc, transB = *colp, cig*K, true
+				col := *colp
 				im2colT(col, xg, cig, L, K, Lout, a)
-			case !direct:
-				col = *colp
-				b.im2col(col, xg, cig, L, K, Lout, a)
+				gemm.SGEMM(false, true, cog, Lout, cig*K, 1, wg, cig*K, col, cig*K, 0, yg, Lout)
+			case direct:
+				gemm.SGEMM(false, false, cog, Lout, cig*K, 1, wg, cig*K, xg, Lout, 0, yg, Lout)
+			default:
+				for t0 := 0; t0 < Lout; t0 += tile {
+					tw := min(tile, Lout-t0)
+					col := (*colp)[:cig*K*tw]
+					b.im2col(col, xg, cig, L, K, t0, tw, a)
+					gemm.SGEMM(false, false, cog, tw, cig*K, 1, wg, cig*K, col, tw, 0, yg[t0:], Lout)
+				}
 			}
-			yg := y[(n*Cout+g*cog)*Lout : (n*Cout+(g+1)*cog)*Lout]
-			gemm.SGEMM(false, transB, cog, Lout, cig*K, 1, w[g*cog*cig*K:], cig*K, col, ldc, 0, yg, Lout)
 			if bias != nil {
 				for c := 0; c < cog; c++ {
 					bc := bias[g*cog+c]
@@ -87,34 +100,53 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	return nil
 }
 
-// im2col lays out the receptive fields: col[(c·K + k)·Lout + t] =
-// x[c, t·stride + k·dilation − padLeft], zero outside the input.
-func (b *Backend) im2col(col, x []float32, C, L, K, Lout int, a kernels.ConvAttr) {
-	grain := max(1, 8192/max(Lout, 1))
-	if !b.split(C*K, grain) {
-		im2colRows(col, x, L, K, Lout, a, 0, C*K)
-		return
+// im2colBudget bounds the im2col scratch of one convolution, in floats
+// (8 MB): large enough that each tile's GEMM stays efficient, small
+// enough to stay in the last-level cache and to keep memory flat however
+// long the sequence.
+const im2colBudget = 2 << 20
+
+// im2colTile returns the output columns per tile for an im2col of rows
+// rows: all of them when they fit the budget, else a multiple of 16 (at
+// least 256).
+func im2colTile(rows, Lout int) int {
+	if rows*Lout <= im2colBudget {
+		return Lout
 	}
-	b.parallelFor(C*K, grain, func(lo, hi int) { im2colRows(col, x, L, K, Lout, a, lo, hi) })
+	return min(Lout, max(256, im2colBudget/rows/16*16))
 }
 
-// im2colRows fills rows [lo, hi) of col (one row per input channel and tap).
-func im2colRows(col, x []float32, L, K, Lout int, a kernels.ConvAttr, lo, hi int) {
+// im2col lays out the receptive fields of output columns [t0, t0+tw):
+// col[(c·K + k)·tw + j] = x[c, (t0+j)·stride + k·dilation − padLeft],
+// zero outside the input.
+func (b *Backend) im2col(col, x []float32, C, L, K, t0, tw int, a kernels.ConvAttr) {
+	grain := max(1, 8192/max(tw, 1))
+	if !b.split(C*K, grain) {
+		im2colRows(col, x, L, K, t0, tw, a, 0, C*K)
+		return
+	}
+	b.parallelFor(C*K, grain, func(lo, hi int) { im2colRows(col, x, L, K, t0, tw, a, lo, hi) })
+}
+
+// im2colRows fills rows [lo, hi) of col (one row per input channel and
+// tap) for output columns [t0, t0+tw).
+func im2colRows(col, x []float32, L, K, t0, tw int, a kernels.ConvAttr, lo, hi int) {
+	Lout := tw
 	for ck := lo; ck < hi; ck++ {
 		c, k := ck/K, ck%K
 		row := col[ck*Lout : (ck+1)*Lout]
 		xr := x[c*L : (c+1)*L]
-		start := k*a.Dilation - a.PadLeft
+		start := t0*a.Stride + k*a.Dilation - a.PadLeft
 		if a.Stride == 1 {
 			// contiguous run with zero borders
-			t0 := min(max(0, -start), Lout)
-			t1 := min(Lout, L-start)
-			if t1 <= t0 {
+			j0 := min(max(0, -start), Lout)
+			j1 := min(Lout, L-start)
+			if j1 <= j0 {
 				clear(row)
 			} else {
-				clear(row[:t0])
-				copy(row[t0:t1], xr[start+t0:start+t1])
-				clear(row[t1:])
+				clear(row[:j0])
+				copy(row[j0:j1], xr[start+j0:start+j1])
+				clear(row[j1:])
 			}
 			continue
 		}
