@@ -125,12 +125,14 @@ func (s *chunkStream) run(r io.Reader) {
 			return
 		}
 		valid, bad := validPrefix(buf[:n], eof)
+		// Sentences completed before a bad byte still go out, so what is
+		// yielded does not depend on how the reader splits its input.
+		s.split.push(string(buf[:valid]), s.queue)
+		s.drain()
 		if bad {
 			s.fail(fmt.Errorf("%w at byte %d", ErrInvalidUTF8, offset+valid))
 			return
 		}
-		s.split.push(string(buf[:valid]), s.queue)
-		s.drain()
 		if s.split.pending() > maxPending && !s.stopped {
 			s.forceCut()
 			s.drain()
