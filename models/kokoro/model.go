@@ -217,3 +217,14 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) erro
 	tr.Audio = vals[0].F32()
 	return nil
 }
+
+// Warm runs one short utterance so that the first real one does not pay
+// for first use: faulting in the mapped weights, folding weight-only
+// subgraphs, starting the GEMM threads. A server or CLI calls it while
+// loading; the audio is discarded.
+func (m *Model) Warm(ctx context.Context) error {
+	ids := []int64{0, 50, 83, 54, 156, 57, 135, 16, 65, 156, 87, 158, 54, 46, 4, 0} // "Hello world."
+	style := make([]float32, StyleSize)
+	_, err := m.Synthesize(ctx, ids, style, 1)
+	return err
+}

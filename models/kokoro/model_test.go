@@ -187,3 +187,18 @@ func voiceWithRow(n int, style []float32) []float32 {
 	copy(t[n*StyleSize:], style)
 	return t
 }
+
+func TestWarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds")
+	}
+	m := loadTestModel(t)
+	if err := m.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.Warm(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled warm-up: %v", err)
+	}
+}
