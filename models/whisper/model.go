@@ -23,6 +23,7 @@ type Model struct {
 	p    *params
 	tok  *tokenizer.Tokenizer
 	art  *weights.Artifact // closed by Close when Open loaded it
+	sha  string            // of the converted weights file
 
 	melMu sync.Mutex
 	mel   *mel.Extractor
@@ -95,7 +96,7 @@ func New(eng *graph.Engine, a *weights.Artifact, prec Precision) (*Model, error)
 	if err != nil {
 		return nil, fmt.Errorf("whisper: %w", err)
 	}
-	return &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, p: p, tok: tok, mel: ex}, nil
+	return &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, p: p, tok: tok, mel: ex, sha: a.Manifest.WeightsSHA256}, nil
 }
 
 // Close releases the pooled decoding state and, when Open loaded the
@@ -119,6 +120,10 @@ func (m *Model) Close() error {
 
 // ID returns the artifact id ("whisper-tiny").
 func (m *Model) ID() string { return m.id }
+
+// WeightsSHA256 returns the sha256 of the converted weights file, for
+// scorecards.
+func (m *Model) WeightsSHA256() string { return m.sha }
 
 // Config returns the model's dimensions.
 func (m *Model) Config() Config { return m.cfg }

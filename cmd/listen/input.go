@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/audio/device"
+	"github.com/tensorforge/forge/dsp/resample"
+	"github.com/tensorforge/forge/stage"
+)
+
+// sampleRate is the rate every model of listen runs at.
+const sampleRate = 16000
+
+// errEmptyAudio: the input holds no samples.
+var errEmptyAudio = errors.New("empty audio")
+
+// pcmInput is the audio source of a transcription run: a WAV file, raw PCM
+// (--raw-rate), stdin ("-") or the microphone, as mono 16 kHz frames.
+type pcmInput struct {
+	name   string
+	source *stage.Source[[]float32]
+	// samples counts the 16 kHz samples delivered so far (for the RTF).
+	samples atomic.Int64
+	close   func()
+}
+
+// openPCM opens cfg.input (or the microphone when it is "") and returns a
+// pipeline source of 16 kHz mono frames, resampling other rates.
+func openPCM(cfg *config, stdin io.Reader) (*pcmInput, error) {
+	if cfg.input == "" {
+		return openMicrophone(cfg)
+	}
+	in, closeIn, err := openInput(cfg.input, stdin)
+	if err != nil {
+		return nil, err
+	}
+	var r *audio.Reader
+	if cfg.rawRate > 0 {
+		r, err = audio.NewRawReader(in, audio.S16Mono(cfg.rawRate))
+	} else {
+		r, err = audio.NewWAVReader(in)
+	}
+	if err != nil {
+		closeIn()
+		return nil, fmt.Errorf("%s: %w", cfg.input, err)
+	}
+	if r.Frames() == 0 {
+		closeIn()
+		return nil, fmt.Errorf("%s: %w (the input holds no samples)", cfg.input, errEmptyAudio)
+	}
+	rate := r.Format().SampleRate
+	var rs *resample.Resampler
+	if rate != sampleRate {
+		if rs, err = resample.New(rate, sampleRate); err != nil {
+			closeIn()
+			return nil, fmt.Errorf("%s: resampling %d Hz to %d Hz: %w", cfg.input, rate, sampleRate, err)
+		}
+		cfg.log.Sugar().Infof("resampling %d Hz to %d Hz", rate, sampleRate)
+	}
+	p := &pcmInput{name: cfg.input, close: closeIn}
+	var read int64
+	p.source = stage.FromSamples("input", sampleRate, func(context.Context) ([]float32, error) {
+		buf := make([]float32, readSamples) // the pipeline keeps each buffer
+		n, err := r.Read(buf)
+		read += int64(n)
+		if err == io.EOF && read == 0 {
+			return nil, fmt.Errorf("%s: %w", cfg.input, errEmptyAudio)
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s: %w", cfg.input, err)
+		}
+		out := buf[:n]
+		if rs != nil {
+			out = rs.Process(make([]float32, 0, n*sampleRate/rate+1), buf[:n])
+			if err == io.EOF {
+				out = rs.Flush(out)
+			}
+		}
+		p.samples.Add(int64(len(out)))
+		return out, err
+	})
+	return p, nil
+}
+
+// openMicrophone captures from the default (or --device) microphone at
+// 16 kHz until the run is cancelled.
+func openMicrophone(cfg *config) (*pcmInput, error) {
+	c, err := device.OpenCapture(device.Config{Device: cfg.device, SampleRate: sampleRate})
+	if errors.Is(err, device.ErrNoAudio) {
+		return nil, fmt.Errorf("no input file, and this listen cannot open a microphone: %w", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("microphone: %w", err)
+	}
+	cfg.log.Sugar().Infof("listening on %q (Ctrl-C ends)", c.Info().Name)
+	p := &pcmInput{name: "microphone", close: func() { c.Close() }}
+	p.source = stage.FromSamples("input", sampleRate, func(ctx context.Context) ([]float32, error) {
+		buf := make([]float32, sampleRate/10) // 100 ms; the pipeline keeps each buffer
+		n, err := c.Read(ctx, buf)
+		p.samples.Add(int64(n))
+		return buf[:n], err
+	})
+	return p, nil
+}
