@@ -15,18 +15,20 @@ import (
 
 // Constants from espeak-ng's speak_lib.h and espeak_ng.h.
 const (
-	statusOK              = 0      // ENS_OK
-	outputModeSynchronous = 0x0001 // ENOUTPUT_MODE_SYNCHRONOUS: no audio device
-	posCharacter          = 1      // POS_CHARACTER
-	traceIPA              = 0x02   // phoneme trace as IPA, no tie, no separator
-	paramRate             = 1      // espeakRATE, words per minute
+	statusOK              = 0          // ENS_OK
+	statusStopped         = 0x10000EFF // ENS_SPEECH_STOPPED: our callback ended synthesis
+	outputModeSynchronous = 0x0001     // ENOUTPUT_MODE_SYNCHRONOUS: no audio device
+	posCharacter          = 1          // POS_CHARACTER
+	charsAuto             = 0          // espeakCHARS_AUTO, as espeak_Synth's flags=0 in phonemizer
+	traceIPA              = 0x02       // phoneme trace as IPA, no tie, no separator
+	paramRate             = 1          // espeakRATE, words per minute
 
 	// fastRate is the speaking rate the engine synthesises at. Speed only
 	// scales durations and pauses, after the phonemes are fixed, so the
-	// trace is the same as at the default 175 wpm; but there are 2.5 times
-	// fewer samples to generate, which is most of the cost. 450 and above
-	// would switch espeak-ng to its Sonic speed-up, which generates at 175
-	// wpm and then compresses: slower.
+	// trace is the same as at the default 175 wpm; but the audio that is
+	// generated (every clause but the last, see phonemes) has 2.5 times
+	// fewer samples. 450 and above would switch espeak-ng to its Sonic
+	// speed-up, which generates at 175 wpm and then compresses: slower.
 	fastRate = 449
 )
 
@@ -43,13 +45,21 @@ type library struct {
 	setSynthCallback  func(cb uintptr)
 	setPhonemeTrace   func(mode int32, stream uintptr)
 	setParameter      func(parameter int32, value int32, relative int32) uint32
+	textToPhon        func(textptr *uintptr, textmode int32, phonememode int32) *byte
 
 	// libc, for the in-memory stream espeak-ng writes its phoneme trace to.
 	openMemstream func(bufp **byte, sizep *uintptr) uintptr
 	fclose        func(stream uintptr) int32
+	fflush        func(stream uintptr) int32
 	malloc        func(size uintptr) *memCell
 	free          func(p *byte)
 	cell          *memCell // C memory that open_memstream reports its buffer in
+
+	// State of the synthesis callback during a trace call.
+	stream    uintptr // the trace stream
+	stopAfter int     // stop synthesising once this many lines are traced; 0: never
+
+	fallbacks int // phonemes calls that needed the full synthesis (for tests)
 }
 
 // memCell is the C-side pair (char *buf; size_t size) open_memstream fills.
@@ -84,12 +94,14 @@ func load(candidates []string) (*Engine, error) {
 		{"espeak_SetSynthCallback", &lib.setSynthCallback},
 		{"espeak_SetPhonemeTrace", &lib.setPhonemeTrace},
 		{"espeak_ng_SetParameter", &lib.setParameter},
+		{"espeak_TextToPhonemes", &lib.textToPhon},
 	}); err != nil {
 		return nil, fmt.Errorf("%w (espeak-ng 1.49 or newer is needed)", err)
 	}
 	if err := bind(libc, libcPath, []symbol{
 		{"open_memstream", &lib.openMemstream},
 		{"fclose", &lib.fclose},
+		{"fflush", &lib.fflush},
 		{"malloc", &lib.malloc},
 		{"free", &lib.free},
 	}); err != nil {
@@ -110,7 +122,7 @@ func load(candidates []string) (*Engine, error) {
 	if status := lib.initializeOutput(outputModeSynchronous, 0, nil); status != statusOK {
 		return nil, fmt.Errorf("%w: output setup: %s", ErrInit, lib.statusMessage(status))
 	}
-	lib.setSynthCallback(0) // synthesis runs only for its phoneme trace
+	lib.setSynthCallback(purego.NewCallback(lib.onAudio))
 	var dataPtr *byte
 	version := goString(lib.info(&dataPtr))
 	return &Engine{lib: lib, path: path, version: version, data: goString(dataPtr)}, nil
@@ -177,24 +189,75 @@ func (l *library) statusMessage(status uint32) string {
 	return fmt.Sprintf("%s (status 0x%08x)", buf[:n], status)
 }
 
-// phonemes synthesises text with the phoneme trace switched on, writing
-// to an in-memory stream, and returns the trace's non-empty lines (one per
-// clause). This is exactly how the phonemizer npm package obtains IPA, and
-// unlike espeak_TextToPhonemes it runs espeak-ng's intonation pass, which
-// promotes the strongest syllable of a clause without primary stress (a
-// lone "and", "any", "for") to primary stress.
+// phonemes returns espeak-ng's IPA for text, one string per clause,
+// leaving out empty ones: the lines of the phoneme trace espeak_Synth
+// writes, which is how the phonemizer npm package obtains IPA. The trace
+// is needed, rather than espeak_TextToPhonemes alone, because only
+// synthesis runs espeak-ng's intonation pass, which promotes the
+// strongest syllable of a clause without primary stress (a lone "and",
+// "any", "for") to primary stress.
+//
+// Synthesis is slow because it generates audio, yet espeak-ng traces each
+// clause before generating its audio. So espeak_TextToPhonemes first
+// counts the clauses (and gives their phonemes, stress aside), and the
+// synthesis callback aborts once the trace holds that many lines: a
+// one-clause piece, the common case, then costs no audio at all. If the
+// traced phonemes, stress marks aside, differ from espeak_TextToPhonemes's
+// (a clause missed), the text is synthesised again in full.
 func (l *library) phonemes(text string) ([]string, error) {
+	return l.phonemesChecked(text, l.textToPhonemes(text))
+}
+
+// phonemesChecked is phonemes with espeak_TextToPhonemes's clauses of
+// text given.
+func (l *library) phonemesChecked(text string, plain []string) ([]string, error) {
+	lines, err := l.trace(text, len(plain))
+	if err != nil {
+		return nil, err
+	}
+	lines = nonEmpty(lines)
+	if equalUnstressed(lines, nonEmpty(plain)) {
+		return lines, nil
+	}
+	l.fallbacks++
+	lines, err = l.trace(text, 0)
+	return nonEmpty(lines), err
+}
+
+// textToPhonemes runs espeak_TextToPhonemes over text and returns one
+// string per clause, empty ones included.
+func (l *library) textToPhonemes(text string) []string {
+	buf := make([]byte, len(text)+1) // NUL-terminated copy the library reads
+	copy(buf, text)
+	// The cursor is a uintptr, not a pointer: the library advances it into
+	// buf (and sets it to 0 at the end), so the garbage collector must not
+	// see it as a Go pointer; buf itself is kept alive below.
+	cursor := uintptr(unsafe.Pointer(&buf[0]))
+	var out []string
+	for i := 0; cursor != 0 && i <= len(buf); i++ {
+		out = append(out, goString(l.textToPhon(&cursor, charsAuto, traceIPA)))
+	}
+	runtime.KeepAlive(buf)
+	return out
+}
+
+// trace synthesises text with the phoneme trace written to an in-memory
+// stream and returns the trace's lines. With stopAfter > 0 synthesis stops
+// once that many lines are written.
+func (l *library) trace(text string, stopAfter int) ([]string, error) {
 	buf := make([]byte, len(text)+1) // NUL-terminated copy the library reads
 	copy(buf, text)
 	*l.cell = memCell{}
 	stream := l.openMemstream(&l.cell.buf, &l.cell.size)
 	if stream == 0 {
-		return nil, fmt.Errorf("espeak: open_memstream failed")
+		return nil, errors.New("espeak: open_memstream failed")
 	}
+	l.stream, l.stopAfter = stream, stopAfter
 	l.setPhonemeTrace(traceIPA, stream)
 	status := l.synth(&buf[0], uintptr(len(buf)), 0, posCharacter, 0, 0, nil, 0)
 	runtime.KeepAlive(buf)
 	l.setPhonemeTrace(0, 0)
+	l.stream, l.stopAfter = 0, 0
 	l.fclose(stream) // flushes: cell now holds the whole trace
 	trace := ""
 	if l.cell.buf != nil {
@@ -202,16 +265,61 @@ func (l *library) phonemes(text string) ([]string, error) {
 		l.free(l.cell.buf)
 	}
 	*l.cell = memCell{}
-	if status != statusOK {
+	if status != statusOK && status != statusStopped {
 		return nil, fmt.Errorf("espeak: synthesis: %s", l.statusMessage(status))
 	}
-	var out []string
-	for line := range strings.SplitSeq(trace, "\n") {
-		if line != "" {
-			out = append(out, line)
+	return strings.Split(strings.TrimSuffix(trace, "\n"), "\n"), nil
+}
+
+// onAudio is espeak-ng's synthesis callback: the audio is not wanted, and
+// once the trace holds stopAfter lines it stops the synthesis (a non-zero
+// return aborts espeak_Synth).
+func (l *library) onAudio(wav, samples, events uintptr) uintptr {
+	if l.stopAfter <= 0 || l.stream == 0 {
+		return 0
+	}
+	l.fflush(l.stream) // publishes the trace so far in l.cell
+	if l.cell.buf == nil {
+		return 0
+	}
+	n := 0
+	for _, c := range unsafe.Slice(l.cell.buf, l.cell.size) {
+		if c == '\n' {
+			n++
 		}
 	}
-	return out, nil
+	if n >= l.stopAfter {
+		return 1
+	}
+	return 0
+}
+
+// nonEmpty returns the non-empty strings of ss.
+func nonEmpty(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// unstressed deletes the stress marks ˈ and ˌ.
+var unstressed = strings.NewReplacer("ˈ", "", "ˌ", "")
+
+// equalUnstressed reports whether a and b hold the same phonemes once
+// stress marks are removed.
+func equalUnstressed(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if unstressed.Replace(a[i]) != unstressed.Replace(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // goString copies a NUL-terminated C string into Go memory.
