@@ -275,22 +275,47 @@ func (s *chunkStream) chunkSentence(text string) error {
 }
 
 // chunkWords cuts text between words: each chunk is the longest run of
-// words that fits, found by bisection on the word count.
+// words that fits. The run's length is found by doubling, then bisection,
+// so the phonemised probes stay about the size of a chunk even when the
+// text is far longer.
 func (s *chunkStream) chunkWords(text string) error {
 	words := strings.FieldsFunc(text, jsSpace)
 	for len(words) > 0 && !s.stopped {
-		lo, hi := 0, len(words) // words[:lo] fits; words[:hi+1] may not
-		var fitPh string
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			ph, n, err := s.phonemize(strings.Join(words[:mid], " "))
+		var fitPh string // phonemes of words[:lo]: lo grows only on a fit
+		fits := func(n int) (bool, error) {
+			ph, tokens, err := s.phonemize(strings.Join(words[:n], " "))
+			if err != nil || tokens > s.c.limit() {
+				return false, err
+			}
+			fitPh = ph
+			return true, nil
+		}
+		lo, hi := 0, len(words)+1 // words[:lo] fits, words[:hi] does not
+		for n := 8; ; n *= 2 {
+			n = min(n, len(words))
+			ok, err := fits(n)
 			if err != nil {
 				return err
 			}
-			if n <= s.c.limit() {
-				lo, fitPh = mid, ph
+			if !ok {
+				hi = n
+				break
+			}
+			lo = n
+			if n == len(words) {
+				break
+			}
+		}
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			ok, err := fits(mid)
+			if err != nil {
+				return err
+			}
+			if ok {
+				lo = mid
 			} else {
-				hi = mid - 1
+				hi = mid
 			}
 		}
 		if lo == 0 {

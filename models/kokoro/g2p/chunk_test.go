@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -402,4 +403,50 @@ func BenchmarkChunker(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*20), "µs/sentence")
+}
+
+// BenchmarkChunk100kB streams 100 kB of prose through the real espeak-ng
+// front-end, reporting the time per chunk and the peak heap in use (which
+// stays flat however long the text: the reader is consumed in blocks).
+func BenchmarkChunk100kB(b *testing.B) {
+	g, err := New(engine(b), AmericanEnglish)
+	if err != nil {
+		b.Fatal(err)
+	}
+	paragraph := "The quick brown fox jumps over the lazy dog, and then it runs away quickly; nobody saw it. " +
+		"Is it really 42 degrees outside today? Dr. Smith paid $5.50 at 10:30.\n"
+	var peak uint64
+	var ms runtime.MemStats
+	chunks := 0
+	b.SetBytes(100 << 10)
+	for b.Loop() {
+		r := io.LimitReader(&repeatReader{s: paragraph}, 100<<10)
+		for _, err := range (&Chunker{G2P: g}).Chunks(context.Background(), r) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if chunks++; chunks%50 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(chunks), "µs/chunk")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}
+
+// repeatReader repeats s for ever.
+type repeatReader struct {
+	s   string
+	off int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.s[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.s)
+	}
+	return n, nil
 }
