@@ -3,10 +3,20 @@
 // (the reference the golden files were made with), and cuts long text
 // into chunks the model can take one at a time.
 //
-// The pipeline a caller runs is text → [Chunker] → chunks, each holding
-// its text, phonemes and model input ids (vocab ids wrapped in pads, at
-// most vocab.MaxPhonemes phoneme tokens). Underneath, [G2P.Phonemize]
-// normalises the text ([Normalize]), sends the pieces between punctuation
-// to espeak-ng (package espeak) and rewrites the IPA the way Kokoro was
-// trained on.
+// A caller runs text → [Chunker] → [Chunk]s, each holding its source
+// text, its phonemes and the model's input ids (vocab ids wrapped in pads,
+// at most vocab.MaxPhonemes phoneme tokens):
+//
+//	front, err := g2p.NewEspeak(g2p.AmericanEnglish) // or g2p.LangOfVoice("af_heart")
+//	...
+//	for chunk, err := range (&g2p.Chunker{G2P: front}).Chunks(ctx, textReader) {
+//		if err != nil { ... } // ErrNoSpeech, ErrInvalidUTF8, ErrWordTooLong, ctx.Err(), …
+//		// chunk.IDs → model input_ids; chunk.Tokens() → voice style row
+//	}
+//
+// Underneath, [G2P.Phonemize] normalises the text ([Normalize]), sends the
+// pieces between punctuation to espeak-ng (package espeak) and rewrites
+// the IPA the way Kokoro was trained on; the chunker splits sentences as
+// kokoro-js's stream() does. Each step is a port of kokoro-js's code,
+// checked against its output (see the tests).
 package g2p
