@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all deps models test vet cross-vet bench race fmt-check
+.PHONY: all deps models demo test vet cross-vet bench race fmt-check
 
 all: test
 
@@ -19,6 +19,10 @@ deps:
 # once the cache is complete.
 models:
 	$(GO) run ./cmd/models fetch all
+
+# demo speaks a sentence into demo.wav and transcribes it back.
+demo: deps models
+	@./scripts/demo.sh
 
 vet:
 	$(GO) vet $(PKGS)
