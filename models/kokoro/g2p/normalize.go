@@ -24,7 +24,7 @@ func Normalize(text string) string {
 	s = replaceTitles(s)
 	s = replaceEtc(s)
 	s = replaceYeah(s)
-	s = replaceNumbers(s, splitNum)
+	s = replaceNumbers(s)
 	s = dropThousandsCommas(s)
 	s = replaceMoney(s)
 	s = replaceDecimals(s)
@@ -211,18 +211,15 @@ func replaceEtc(s string) string {
 	if !containsFold(s, "etc.") {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if i+4 <= len(s) && asciiEqualFold(s[i:i+4], "etc.") && (i == 0 || !isWordByte(s[i-1])) &&
-			!(i+5 < len(s) && s[i+4] == ' ' && isLetter(s[i+5])) {
-			b.WriteString("etc")
-			i += 4
-			continue
+	return scanReplace(s, func(s string, i int) (int, string) {
+		if i+4 > len(s) || !asciiEqualFold(s[i:i+4], "etc.") || (i > 0 && isWordByte(s[i-1])) {
+			return 0, ""
 		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
+		if i+5 < len(s) && s[i+4] == ' ' && isLetter(s[i+5]) {
+			return 0, ""
+		}
+		return 4, "etc"
+	})
 }
 
 // replaceYeah respells "yeah" and "yea" as whole words, any case:
@@ -231,42 +228,33 @@ func replaceYeah(s string) string {
 	if !containsFold(s, "yea") {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if (s[i] == 'y' || s[i] == 'Y') && (i == 0 || !isWordByte(s[i-1])) &&
-			i+3 <= len(s) && asciiEqualFold(s[i+1:i+3], "ea") {
-			n := 3
-			if i+3 < len(s) && (s[i+3] == 'h' || s[i+3] == 'H') && (i+4 == len(s) || !isWordByte(s[i+4])) {
-				n = 4
-			} else if i+3 < len(s) && isWordByte(s[i+3]) {
-				n = 0
-			}
-			if n > 0 {
-				b.WriteByte(s[i])
-				b.WriteString("e'a")
-				i += n
-				continue
-			}
+	return scanReplace(s, func(s string, i int) (int, string) {
+		if (s[i] != 'y' && s[i] != 'Y') || (i > 0 && isWordByte(s[i-1])) ||
+			i+3 > len(s) || !asciiEqualFold(s[i+1:i+3], "ea") {
+			return 0, ""
 		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
+		end := i + 3
+		if end < len(s) && (s[end] == 'h' || s[end] == 'H') {
+			end++ // "yeah" must end there: without the h, h follows "yea"
+		}
+		if end < len(s) && isWordByte(s[end]) {
+			return 0, ""
+		}
+		return end - i, s[i:i+1] + "e'a"
+	})
 }
 
 // replaceNumbers is kokoro-js's
 //
 //	/\d*\.\d+|\b\d{4}s?\b|(?<!:)\b(?:[1-9]|1[0-2]):[0-5]\d\b(?!:)/g
 //
-// with each match passed to fn. The first alternative only shields
+// with each match passed to splitNum. The first alternative only shields
 // decimals from the other two (splitNum returns them unchanged).
-func replaceNumbers(s string, fn func(string) string) string {
+func replaceNumbers(s string) string {
 	if !containsDigit(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
+	return scanReplace(s, func(s string, i int) (int, string) {
 		n := matchDecimal(s, i)
 		if n == 0 {
 			n = matchYear(s, i)
@@ -274,15 +262,11 @@ func replaceNumbers(s string, fn func(string) string) string {
 		if n == 0 {
 			n = matchTime(s, i)
 		}
-		if n > 0 {
-			b.WriteString(fn(s[i : i+n]))
-			i += n
-			continue
+		if n == 0 {
+			return 0, ""
 		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
+		return n, splitNum(s[i : i+n])
+	})
 }
 
 // matchDecimal matches /\d*\.\d+/ at s[i:] and returns its length or 0.
@@ -420,18 +404,13 @@ func replaceMoney(s string) string {
 	if !strings.ContainsAny(s, "$£") {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		if n := matchMoney(s, i); n > 0 {
-			b.WriteString(flipMoney(s[i : i+n]))
-			i += n
-			continue
+	return scanReplace(s, func(s string, i int) (int, string) {
+		n := matchMoney(s, i)
+		if n == 0 {
+			return 0, ""
 		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
+		return n, flipMoney(s[i : i+n])
+	})
 }
 
 // moneyScales are the multiplier words the money rule accepts after an
@@ -556,24 +535,14 @@ func replaceDecimals(s string) string {
 	if !strings.Contains(s, ".") {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		if n := matchDecimal(s, i); n > 0 {
-			whole, frac, _ := strings.Cut(s[i:i+n], ".")
-			b.WriteString(whole)
-			b.WriteString(" point")
-			for k := 0; k < len(frac); k++ {
-				b.WriteByte(' ')
-				b.WriteByte(frac[k])
-			}
-			i += n
-			continue
+	return scanReplace(s, func(s string, i int) (int, string) {
+		n := matchDecimal(s, i)
+		if n == 0 {
+			return 0, ""
 		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
+		whole, frac, _ := strings.Cut(s[i:i+n], ".")
+		return n, whole + " point " + strings.Join(strings.Split(frac, ""), " ")
+	})
 }
 
 // replaceDigitRanges reads a hyphen between digits as "to":
@@ -698,8 +667,8 @@ func jsParseIntString(digits string) string {
 // out in full below 1e21 and as d.ddde+N from there on.
 func jsNumberString(f float64) string {
 	if f < 1e21 {
-		if f == float64(int64(f)) && f < 1e18 {
-			return strconv.FormatInt(int64(f), 10)
+		if f == float64(int64(f)) && f < 1<<53 {
+			return strconv.FormatInt(int64(f), 10) // exact: every digit is significant
 		}
 		e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde+NN
 		mant, exp, _ := strings.Cut(e, "e")
