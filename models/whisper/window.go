@@ -208,6 +208,9 @@ func (w *Window) Start(ctx context.Context, beams int, prefix []int32, at []int,
 	if err := w.checkRows(logits); err != nil {
 		return err
 	}
+	if err := w.checkTokens(prefix); err != nil {
+		return err
+	}
 	cache, err := w.s.cache(beams)
 	if err != nil {
 		return err
@@ -237,6 +240,9 @@ func (w *Window) Step(ctx context.Context, tokens []int32, logits [][]float32) e
 		return fmt.Errorf("whisper: step: the %d-token context is full", w.m.cfg.TextCtx)
 	}
 	if err := w.checkRows(logits); err != nil {
+		return err
+	}
+	if err := w.checkTokens(tokens); err != nil {
 		return err
 	}
 	w.ids = w.ids[:0]
@@ -281,6 +287,15 @@ func (w *Window) Reorder(src []int) error {
 	}
 	if _, err := w.m.eng.Eval(context.Background(), effects...); err != nil {
 		return fmt.Errorf("whisper: reorder: %w", err)
+	}
+	return nil
+}
+
+func (w *Window) checkTokens(ids []int32) error {
+	for _, id := range ids {
+		if id < 0 || int(id) >= w.m.cfg.Vocab {
+			return fmt.Errorf("whisper: token %d outside the vocabulary of %d", id, w.m.cfg.Vocab)
+		}
 	}
 	return nil
 }

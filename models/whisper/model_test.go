@@ -1,0 +1,347 @@
+package whisper_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tensorforge/forge/models/whisper"
+	"github.com/tensorforge/forge/models/whisper/decode"
+	"github.com/tensorforge/forge/models/whisper/wer"
+)
+
+const jfkRef = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
+
+// logitsTo returns n logit rows of the model's vocabulary.
+func logitRows(m *whisper.Model, n int) [][]float32 {
+	rows := make([][]float32, n)
+	for i := range rows {
+		rows[i] = make([]float32, m.Config().Vocab)
+	}
+	return rows
+}
+
+// TestKVCacheMatchesFullPass checks the self-attention cache: logits after
+// feeding tokens one step at a time equal those of one pass over the whole
+// sequence (which computes every position afresh), in both precisions.
+func TestKVCacheMatchesFullPass(t *testing.T) {
+	for _, prec := range []whisper.Precision{whisper.F32, whisper.Int8} {
+		t.Run(prec.String(), func(t *testing.T) {
+			m := model(t, "tiny", prec)
+			f := goldenFile(t, "tiny", "jfk")
+			hidden, _ := goldenF32(t, f, "encoder_last_hidden_state")
+			ids := goldenIDs(t, f, "token_ids")[:12]
+			w, err := m.Attach(bg, hidden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			full := logitRows(m, 1)
+			if err := w.Start(bg, 1, ids, []int{len(ids) - 1}, full); err != nil {
+				t.Fatal(err)
+			}
+			step := logitRows(m, 1)
+			if err := w.Start(bg, 1, ids[:4], []int{3}, step); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids[4:] {
+				if err := w.Step(bg, []int32{id}, step); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if w.Positions() != len(ids) {
+				t.Errorf("cache holds %d positions, want %d", w.Positions(), len(ids))
+			}
+			// F32 differs by summation order only. Int8 re-quantizes each
+			// call's activations over the tokens it is given (per tensor), so
+			// one pass over 12 tokens and single steps round differently:
+			// the same prediction and a loose distance.
+			tol := 1e-4
+			if prec == whisper.Int8 {
+				tol = 0.25
+			}
+			rel := relL2(step[0], full[0])
+			t.Logf("%s: incremental vs full pass: rel L2 %.2e, argmax %d / %d", prec, rel, argmaxRow(step[0]), argmaxRow(full[0]))
+			if rel > tol || argmaxRow(step[0]) != argmaxRow(full[0]) {
+				t.Errorf("rel L2 %.3e (tolerance %.0e), argmax %d vs %d", rel, tol, argmaxRow(step[0]), argmaxRow(full[0]))
+			}
+		})
+	}
+}
+
+// TestReorder checks Reorder against decoding the kept hypotheses afresh:
+// two beams take different tokens, both continue from beam 1, and both
+// must then give beam 1's logits.
+func TestReorder(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	f := goldenFile(t, "tiny", "jfk")
+	hidden, _ := goldenF32(t, f, "encoder_last_hidden_state")
+	ids := goldenIDs(t, f, "token_ids")
+	w, err := m.Attach(bg, hidden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rows := logitRows(m, 2)
+	if err := w.Start(bg, 2, ids[:4], []int{3}, rows[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Step(bg, []int32{ids[4], 293}, rows); err != nil { // " And" / a different word
+		t.Fatal(err)
+	}
+	if argmaxRow(rows[0]) == argmaxRow(rows[1]) && relL2(rows[0], rows[1]) < 1e-3 {
+		t.Fatal("different tokens gave the same logits")
+	}
+	if err := w.Reorder([]int{1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Step(bg, []int32{ids[5], ids[5]}, rows); err != nil {
+		t.Fatal(err)
+	}
+	// Reference: beam 1's path decoded on its own.
+	ref := logitRows(m, 1)
+	if err := w.Start(bg, 1, slices.Concat(ids[:4], []int32{293, ids[5]}), []int{5}, ref); err != nil {
+		t.Fatal(err)
+	}
+	for b := range 2 {
+		if rel := relL2(rows[b], ref[0]); rel > 1e-4 {
+			t.Errorf("beam %d after Reorder([1 1]): rel L2 %.3e from beam 1's path", b, rel)
+		}
+	}
+}
+
+// TestBeamSearch decodes jfk with five beams: the sentence, word for word.
+func TestBeamSearch(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+	opts.Language, opts.BeamSize = "en", 5
+	tr, err := m.Transcribe(bg, clipSamples(t, "jfk"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := wer.Compare(jfkRef, tr.Text); r.Errors() != 0 {
+		t.Errorf("beam 5: %q: %+v", tr.Text, r)
+	}
+}
+
+// TestF32Transcripts: f32 mode must get jfk word for word (both sizes);
+// the transcripts of every golden clip and their distance to the int8
+// goldens' text are logged.
+func TestF32Transcripts(t *testing.T) {
+	for _, size := range []string{"tiny", "base"} {
+		m := model(t, size, whisper.F32)
+		clips := goldenClips["tiny"]
+		if testing.Short() || size == "base" {
+			clips = []string{"jfk"}
+		}
+		for _, clip := range clips {
+			opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+			opts.Language = "en"
+			tr, err := m.Transcribe(bg, clipSamples(t, clip), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s f32 %s: %q", size, clip, tr.Text)
+			if clip == "jfk" {
+				if r := wer.Compare(jfkRef, tr.Text); r.Errors() != 0 {
+					t.Errorf("%s f32 jfk: %q: %+v", size, tr.Text, r)
+				}
+			}
+		}
+	}
+}
+
+// TestLongForm transcribes 37 s (jfk, goforward and the five cards clips
+// with two seconds of silence after each): two windows, the seek moving by the
+// last timestamp, segments in order, and the words of every clip.
+func TestLongForm(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	var long []float32
+	refs := []string{jfkRef, "go forward ten meters"}
+	for _, clip := range []string{"jfk", "goforward", "cards_001", "cards_002", "cards_003", "cards_004", "cards_005"} {
+		long = append(long, clipSamples(t, clip)...)
+		long = append(long, make([]float32, 32000)...)
+	}
+	refs = append(refs, "ten of clubs", "four queen of clubs", "seven of clubs", "five five", "eight of spades four of clubs seven of hearts")
+	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+	opts.Language = "en"
+	tr, err := m.Transcribe(bg, long, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := wer.Compare(strings.Join(refs, " "), tr.Text)
+	t.Logf("%.1f s: %d segments, WER %d/%d: %q", float64(len(long))/16000, len(tr.Segments), r.Errors(), r.Words, tr.Text)
+	if r.Rate() > 0.15 {
+		t.Errorf("long form: %+v", r)
+	}
+	last := 0.0
+	for _, s := range tr.Segments {
+		if s.Start < last-1e-9 || s.End < s.Start || s.End > float64(len(long))/16000+0.02 {
+			t.Errorf("segment %.2f–%.2f after %.2f", s.Start, s.End, last)
+		}
+		last = s.End
+	}
+	if last < 30 {
+		t.Errorf("the segments end at %.2f s: the second window was not transcribed", last)
+	}
+}
+
+// TestLanguageDetection: with no language given, jfk is English.
+func TestLanguageDetection(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	tr, err := m.Transcribe(bg, clipSamples(t, "jfk"), decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Language != "en" || tr.LanguageProbs["en"] < 0.5 {
+		t.Errorf("language %q (p(en) = %.3f)", tr.Language, tr.LanguageProbs["en"])
+	}
+}
+
+// TestSuppressTokensOnGoldens decodes every golden clip as the goldens were
+// made but with OpenAI's full suppress_tokens list added, and reports in
+// the log which clips change; no suppressed token may appear in the
+// result.
+func TestSuppressTokensOnGoldens(t *testing.T) {
+	m := model(t, "tiny", whisper.Int8)
+	tok := m.Tokenizer()
+	suppressed := map[int32]bool{}
+	for _, id := range tok.NonSpeechTokens() {
+		suppressed[id] = true
+	}
+	isSuppressed := func(id int32) bool { return suppressed[id] }
+	changes := 0
+	for _, clip := range goldenClips["tiny"] {
+		f := goldenFile(t, "tiny", clip)
+		a, err := m.NewAudio(clipSamples(t, clip))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := a.Encode(bg, 0, min(a.Frames(), m.Config().Frames()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ts := range []bool{false, true} {
+			name, prefix := "token_ids", 4
+			if ts {
+				name, prefix = "token_ids_timestamps", 3
+			}
+			ids := goldenIDs(t, f, name)
+			golden := ids[prefix : len(ids)-1]
+			opts := decode.TransformersJSOptions("en", ts)
+			opts.SuppressTokens = tok.NonSpeechTokens()
+			res, err := decode.Decode(bg, dec, tok, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(res.Tokens, isSuppressed) {
+				t.Errorf("%s timestamps=%v: suppressed token in %v", clip, ts, res.Tokens)
+			}
+			plain, err := decode.Decode(bg, dec, tok, decode.TransformersJSOptions("en", ts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := !slices.Equal(res.Tokens, plain.Tokens)
+			if changed {
+				changes++
+			}
+			t.Logf("%s timestamps=%v: the full list changes the ids: %v; result equals the golden: %v (golden holds a suppressed token: %v) %q",
+				clip, ts, changed, slices.Equal(res.Tokens, golden), slices.ContainsFunc(golden, isSuppressed), res.Text)
+		}
+		a.Close()
+	}
+	t.Logf("%d of %d golden decodes change under the full suppress list", changes, 2*len(goldenClips["tiny"]))
+}
+
+// TestBadArguments: malformed inputs get errors that name them.
+func TestBadArguments(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	if _, err := m.Encode(bg, make([]float32, 100)); err == nil || !strings.Contains(err.Error(), "features") {
+		t.Errorf("short features: %v", err)
+	}
+	if _, err := m.Attach(bg, make([]float32, 100)); err == nil || !strings.Contains(err.Error(), "encoder output") {
+		t.Errorf("short encoder output: %v", err)
+	}
+	if _, err := m.NewAudio(make([]float32, 100)); !errors.Is(err, whisper.ErrEmptyAudio) {
+		t.Errorf("100 samples: %v, want ErrEmptyAudio", err)
+	}
+	nan := make([]float32, 16000)
+	nan[5] = float32(math.NaN())
+	if _, err := m.NewAudio(nan); err == nil {
+		t.Error("NaN sample: no error")
+	}
+	a, err := m.NewAudio(make([]float32, 16000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Encode(bg, 0, 5000); err == nil {
+		t.Error("window of 5000 frames: no error")
+	}
+	if _, err := a.Encode(bg, 200, 100); err == nil {
+		t.Error("seek past the end: no error")
+	}
+	dec, err := a.Encode(bg, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := dec.(*whisper.Window)
+	rows := logitRows(m, 1)
+	for name, err := range map[string]error{
+		"step before start":    w.Step(bg, []int32{1}, rows),
+		"reorder before start": w.Reorder([]int{0}),
+		"no beams":             w.Start(bg, 0, []int32{50258}, []int{0}, rows),
+		"empty prefix":         w.Start(bg, 1, nil, []int{0}, rows),
+		"position outside":     w.Start(bg, 1, []int32{50258}, []int{1}, rows),
+		"short row":            w.Start(bg, 1, []int32{50258}, []int{0}, [][]float32{make([]float32, 10)}),
+		"token outside vocab":  w.Start(bg, 1, []int32{60000}, []int{0}, rows),
+	} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if err := w.Start(bg, 1, []int32{50258}, []int{0}, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Step(bg, []int32{1, 2}, rows); err == nil {
+		t.Error("two tokens for one hypothesis: no error")
+	}
+	if err := w.Reorder([]int{3}); err == nil {
+		t.Error("reorder from hypothesis 3 of 1: no error")
+	}
+	w.Close()
+	if err := w.Step(bg, []int32{1}, rows); !errors.Is(err, whisper.ErrClosed) {
+		t.Errorf("step after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestCancelled: a cancelled context stops the encoder with its error.
+func TestCancelled(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, err := m.Transcribe(ctx, clipSamples(t, "jfk"), decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer())))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled transcription: %v", err)
+	}
+}
+
+func TestParsePrecisionAndModels(t *testing.T) {
+	for in, want := range map[string]whisper.Precision{"f32": whisper.F32, "INT8": whisper.Int8, "float32": whisper.F32} {
+		if got, err := whisper.ParsePrecision(in); err != nil || got != want {
+			t.Errorf("ParsePrecision(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := whisper.ParsePrecision("f16"); !errors.Is(err, whisper.ErrUnknownPrecision) {
+		t.Errorf("f16: %v", err)
+	}
+	if id, err := whisper.ArtifactID("base"); err != nil || id != "whisper-base" {
+		t.Errorf("base: %q %v", id, err)
+	}
+	if _, err := whisper.ArtifactID("large"); !errors.Is(err, whisper.ErrUnknownModel) {
+		t.Errorf("large: %v", err)
+	}
+}
