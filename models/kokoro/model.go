@@ -24,6 +24,11 @@ const MaxPhonemes = maxPosition - 2
 // (one alignment frame) becomes.
 const SamplesPerFrame = 600
 
+// MaxFrames bounds the audio of one call: 8000 frames are 200 seconds.
+// The decoder's memory grows with the frames, and only a very slow speed
+// on a very long chunk comes near this.
+const MaxFrames = 8000
+
 // Errors of Synthesize's arguments.
 var (
 	// ErrNoPhonemes: the ids hold no phoneme between the pads.
@@ -127,6 +132,10 @@ func (m *Model) Forward(ctx context.Context, ids []int64, style []float32, speed
 	d, tEn, err := m.runText(ctx, ids, style, speed, tr)
 	if err != nil {
 		return nil, err
+	}
+	if f := frames(tr.Durations); f > MaxFrames {
+		return nil, fmt.Errorf("%w: %d frames (%.0f s of audio) predicted for one chunk, at most %d: cut the text or raise the speed",
+			ErrTooLong, f, float64(f*SamplesPerFrame)/SampleRate, MaxFrames)
 	}
 	if err := m.runProsody(ctx, d, tEn, style, tr); err != nil {
 		return nil, err

@@ -202,3 +202,16 @@ func TestWarm(t *testing.T) {
 		t.Fatalf("cancelled warm-up: %v", err)
 	}
 }
+
+func TestTooManyFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the text stage")
+	}
+	m := loadTestModel(t)
+	g := loadGolden(t, "fox_af_heart")
+	// At a hundredth of the speed the fox sentence would last over 5 minutes.
+	_, err := m.Synthesize(context.Background(), g.ids, g.style, 0.01)
+	if !errors.Is(err, ErrTooLong) {
+		t.Fatalf("error %v, want ErrTooLong", err)
+	}
+}
