@@ -215,3 +215,34 @@ func TestTooManyFrames(t *testing.T) {
 		t.Fatalf("error %v, want ErrTooLong", err)
 	}
 }
+
+func TestConcurrentSynthesize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds")
+	}
+	m := loadTestModel(t)
+	g := loadGolden(t, "hello_am_michael")
+	want, err := m.Synthesize(context.Background(), g.ids, g.style, g.speed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]float32, 2)
+	errs := make([]error, 2)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			got[i], errs[i] = m.Synthesize(context.Background(), g.ids, g.style, g.speed)
+			done <- i
+		}()
+	}
+	<-done
+	<-done
+	for i := range got {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if len(got[i]) != len(want) || pearson(got[i], want) < 0.9999 {
+			t.Fatalf("concurrent call %d differs from a lone one", i)
+		}
+	}
+}
