@@ -644,7 +644,7 @@ func (c *compiler) placeKernel(i int, n *node) {
 	for k, x := range n.in {
 		j := c.pos[x]
 		switch {
-		case n.kop == kernels.OpMatMul && k < 2, n.kop == kernels.OpMatMulInteger && k == 1:
+		case n.kop == kernels.OpMatMul && k < 2, n.kop == kernels.OpMatMulInteger && k == 1, n.kop == kernels.OpAttention && k < 3:
 			ins[k] = c.gemmOperand(j)
 		case n.kop == kernels.OpReduce:
 			c.touch(j)
@@ -662,10 +662,15 @@ func (c *compiler) placeKernel(i int, n *node) {
 			c.temps[o.idx].end = max(c.temps[o.idx].end, len(c.steps))
 		}
 	}
-	if n.kop == kernels.OpMatMul {
-		// Give both operands the output's batch axes (broadcast by stride 0).
+	if n.kop == kernels.OpMatMul || n.kop == kernels.OpAttention {
+		// Give the matrix operands the output's batch axes (broadcast by
+		// stride 0); attention's mask is not batched.
+		mats := 2
+		if n.kop == kernels.OpAttention {
+			mats = 3
+		}
 		batch := n.shape[:len(n.shape)-2]
-		for k := 0; k < 2; k++ {
+		for k := 0; k < mats; k++ {
 			v := &ins[k].v
 			r := len(v.Shape)
 			bshape := append(batch.Clone(), v.Shape[r-2:]...)

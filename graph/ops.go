@@ -737,3 +737,43 @@ func (t Tensor) LinearQ(w, scale, zeroPoint Tensor) Tensor {
 	out := append(s[:len(s)-1].Clone(), ws[0])
 	return y.Reshape(out...)
 }
+
+// Attention returns softmax(q·kᵀ + mask)·v over the two trailing axes, for
+// q [..., n, d], k [..., s, d] and v [..., s, dv] (leading axes broadcast
+// as in MatMul; strided views such as heads split off a [s, heads·d]
+// projection are read in place) and an optional additive mask [n, s] (the
+// zero Tensor for none). Scale q beforehand. It is one kernel: each block
+// of queries keeps its scores in cache between the two products, and the
+// [n, s] score matrix is never stored.
+func (q Tensor) Attention(k, v, mask Tensor) Tensor {
+	g := q.g
+	if g == nil {
+		return Tensor{}
+	}
+	ins := []Tensor{q, k, v}
+	if mask.g != nil {
+		ins = append(ins, mask)
+	}
+	if bad, ok := g.check("attention", ins...); !ok {
+		return bad
+	}
+	for _, t := range ins {
+		if t.DType() != F32 || t.Rank() < 2 {
+			return g.failf("attention", "needs f32 operands of rank ≥ 2, got %s", shapesOf(ins...))
+		}
+	}
+	qs, ks, vs := q.Shape(), k.Shape(), v.Shape()
+	n, d := qs[len(qs)-2], qs[len(qs)-1]
+	s := ks[len(ks)-2]
+	if ks[len(ks)-1] != d || vs[len(vs)-2] != s {
+		return g.failf("attention", "q [.., n, d], k [.., s, d] and v [.., s, dv] do not fit: %s", shapesOf(q, k, v))
+	}
+	if mask.g != nil && !mask.Shape().Equal(Shape{n, s}) {
+		return g.failf("attention", "mask must be [%d, %d], got %v", n, s, mask.Shape())
+	}
+	batch, err := Broadcast(qs[:len(qs)-2], ks[:len(ks)-2], vs[:len(vs)-2])
+	if err != nil {
+		return g.failf("attention", "batch axes of %s: %v", shapesOf(q, k, v), err)
+	}
+	return g.kernelNode(kernels.OpAttention, nil, ins, append(batch.Clone(), n, vs[len(vs)-1]), F32)
+}

@@ -57,6 +57,12 @@ const (
 	// x·((w − zero)·scale)ᵀ: weight-only quantization, activations stay
 	// float32 (the weight streams as one byte per element).
 	OpLinearQ
+	// OpAttention: In = q [..., n, d], k [..., s, d], v [..., s, dv]
+	// (batched over leading axes with broadcasting by stride 0, each
+	// trailing matrix with a unit stride in one axis, as OpMatMul's), then
+	// an optional additive mask [n, s]; Out = softmax(q·kᵀ + mask)·v
+	// [..., n, dv], the scores never leaving the kernel.
+	OpAttention
 	opCount
 )
 
@@ -64,7 +70,7 @@ var opNames = [...]string{
 	"invalid", "fused", "reduce", "softmax", "layer_norm", "group_norm",
 	"matmul", "conv1d", "conv_transpose1d", "lstm", "gather",
 	"repeat_interleave", "pad", "cumsum", "matmul_integer", "conv_integer1d",
-	"dynamic_quantize", "linear_q",
+	"dynamic_quantize", "linear_q", "attention",
 }
 
 // String returns the op's name.

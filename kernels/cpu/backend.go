@@ -162,6 +162,8 @@ func (b *Backend) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.Bu
 		return b.dynamicQuantize(s, bufs)
 	case kernels.OpLinearQ:
 		return b.linearQ(s, bufs)
+	case kernels.OpAttention:
+		return b.attention(s, bufs)
 	}
 	return fmt.Errorf("cpu: op %s is not implemented", s.Op)
 }

@@ -1,0 +1,115 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
+)
+
+// serialGEMM is the process-wide single-threaded Go GEMM that attention
+// tasks call from their own goroutines (the parallelism is over tasks).
+var serialGEMM = sync.OnceValue(func() *gemm.Engine {
+	e, err := gemm.NewGo(1, "")
+	if err != nil {
+		panic(err) // "" always names an available kernel
+	}
+	return e
+})
+
+// attnScoreFloats bounds one task's score block (query rows × keys) so it
+// stays in L2 between the two products.
+const attnScoreFloats = 1 << 18
+
+var attnScratch = sync.Pool{New: func() any { return new([]float32) }}
+
+// attention implements OpAttention: for each batch item and block of query
+// rows, S = Q·Kᵀ (+ mask), a softmax along each row of S, then S·V, with
+// the tasks spread over the backend's threads.
+func (b *Backend) attention(s *kernels.Step, bufs []kernels.Buffer) error {
+	qv, kv, vv, out := s.In[0], s.In[1], s.In[2], s.Out[0]
+	r := len(out.Shape)
+	n, dv := out.Shape[r-2], out.Shape[r-1]
+	d, keys := qv.Shape[r-1], kv.Shape[r-2]
+	batch := 1
+	for _, x := range out.Shape[:r-2] {
+		batch *= x
+	}
+	if batch*n*dv == 0 {
+		return nil
+	}
+	tq, ldq, err := kernels.GemmLayout(qv)
+	if err != nil {
+		return fmt.Errorf("cpu: attention q: %w", err)
+	}
+	tk, ldk, err := kernels.GemmLayout(kv)
+	if err != nil {
+		return fmt.Errorf("cpu: attention k: %w", err)
+	}
+	tv, ldv, err := kernels.GemmLayout(vv)
+	if err != nil {
+		return fmt.Errorf("cpu: attention v: %w", err)
+	}
+	var mask []float32
+	if len(s.In) > 3 {
+		mv := s.In[3]
+		mask = f32s(bufs, mv)[mv.Offset : mv.Offset+n*keys]
+	}
+	q, k, v, o := f32s(bufs, qv), f32s(bufs, kv), f32s(bufs, vv), f32s(bufs, out)
+	blk := max(1, min(n, attnScoreFloats/max(keys, 1)))
+	blocks := (n + blk - 1) / blk
+	// offsets returns the element offsets of batch item i in q, k and v.
+	offsets := func(i int) (int, int, int) {
+		qo, ko, vo := qv.Offset, kv.Offset, vv.Offset
+		for a := r - 3; a >= 0; a-- {
+			x := i % out.Shape[a]
+			i /= out.Shape[a]
+			qo += x * qv.Strides[a]
+			ko += x * kv.Strides[a]
+			vo += x * vv.Strides[a]
+		}
+		return qo, ko, vo
+	}
+	// A row-major q block starts i0 rows down; a transposed one i0 columns.
+	qRow := ldq
+	if tq {
+		qRow = 1
+	}
+	run := func(lo, hi int) {
+		e := serialGEMM()
+		sp := attnScratch.Get().(*[]float32)
+		if cap(*sp) < blk*keys {
+			*sp = make([]float32, blk*keys)
+		}
+		sc := (*sp)[:blk*keys]
+		for t := lo; t < hi; t++ {
+			item, i0 := t/blocks, (t%blocks)*blk
+			m := min(blk, n-i0)
+			qo, ko, vo := offsets(item)
+			sm := sc[:m*keys]
+			// S = Q·Kᵀ: k stored [keys, d] row-major is Kᵀ transposed.
+			e.SGEMM(tq, !tk, m, keys, d, 1, q[qo+i0*qRow:], ldq, k[ko:], ldk, 0, sm, keys)
+			for row := range m {
+				x := sm[row*keys : (row+1)*keys]
+				if mask != nil {
+					mr := mask[(i0+row)*keys : (i0+row+1)*keys]
+					for j := range x {
+						x[j] += mr[j]
+					}
+				}
+				softmaxRow(x, x, false)
+			}
+			oo := out.Offset + item*n*dv + i0*dv
+			e.SGEMM(false, tv, m, dv, keys, 1, sm, keys, v[vo:], ldv, 0, o[oo:oo+m*dv], dv)
+		}
+		attnScratch.Put(sp)
+	}
+	tasks := batch * blocks
+	if b.split(tasks, 1) {
+		b.parallelFor(tasks, 1, run)
+	} else {
+		run(0, tasks)
+	}
+	return nil
+}
