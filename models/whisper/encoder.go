@@ -29,7 +29,7 @@ func (n net) selfAttention(x graph.Tensor, a *attention, heads int) graph.Tensor
 	q := n.linear(x, &a.q).MulScalar(headScale(dh))
 	k := n.linear(x, &a.k)
 	v := n.linear(x, &a.v)
-	o := attend(splitHeads(q, heads), splitHeads(k, heads).T(), splitHeads(v, heads), graph.Tensor{})
+	o := attend(splitHeads(q, heads), splitHeads(k, heads), splitHeads(v, heads), graph.Tensor{})
 	return n.linear(mergeHeads(o), &a.out)
 }
 

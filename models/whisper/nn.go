@@ -153,14 +153,11 @@ func mergeHeads(x graph.Tensor) graph.Tensor {
 
 // attend is scaled dot-product attention on split heads: softmax(q·kᵀ +
 // mask)·v, with q [..., n, dh] already scaled by dh^-½ (as the export does,
-// after the projection's bias), kT the keys transposed [..., dh, s] (a view
-// is read in place) and v [..., s, dh]. mask may be the zero Tensor.
-func attend(q, kT, v, mask graph.Tensor) graph.Tensor {
-	w := q.MatMul(kT)
-	if mask.Graph() != nil {
-		w = w.Add(mask)
-	}
-	return w.Softmax(-1).MatMul(v)
+// after the projection's bias), k [..., s, dh] and v [..., s, dh] (views
+// are read in place). mask may be the zero Tensor. One fused kernel: the
+// score matrix never leaves the cache.
+func attend(q, k, v, mask graph.Tensor) graph.Tensor {
+	return q.Attention(k, v, mask)
 }
 
 // headScale is dh^-½: 0.125 for Whisper's heads of 64.

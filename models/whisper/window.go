@@ -388,14 +388,14 @@ func (m *Model) decoder(nt net, ids graph.Tensor, pos int, s *session, c *kvCach
 			k = graph.Concat(1, g.ReadState(c.k[i]).Slice(0, 0, B).Slice(1, 0, pos), k)
 			v = graph.Concat(1, g.ReadState(c.v[i]).Slice(0, 0, B).Slice(1, 0, pos), v)
 		}
-		o := attend(splitHeads(q, heads), splitHeads(k, heads).T(), splitHeads(v, heads), mask)
+		o := attend(splitHeads(q, heads), splitHeads(k, heads), splitHeads(v, heads), mask)
 		x = x.Add(nt.linear(mergeHeads(o), &l.self.out))
 
 		h = nt.layerNorm(x, &l.crossLN)
 		q = nt.linear(h, &l.cross.q).MulScalar(scale)
 		kT := g.ReadState(s.crossK[i]) // [heads, dh, 1500], shared by all hypotheses
 		vT := g.ReadState(s.crossV[i])
-		o = attend(splitHeads(q, heads), kT, vT.T(), graph.Tensor{})
+		o = attend(splitHeads(q, heads), kT.T(), vT.T(), graph.Tensor{})
 		x = x.Add(nt.linear(mergeHeads(o), &l.cross.out))
 
 		x = x.Add(nt.mlp(nt.layerNorm(x, &l.mlpLN), &l.fc1, &l.fc2))
