@@ -25,10 +25,7 @@ func (m *Model) encoder(n net, features graph.Tensor) graph.Tensor {
 // selfAttention is the encoder's unmasked multi-head self-attention on x
 // [s, d].
 func (n net) selfAttention(x graph.Tensor, a *attention, heads int) graph.Tensor {
-	dh := x.Dim(-1) / heads
-	q := n.linear(x, &a.q).MulScalar(headScale(dh))
-	k := n.linear(x, &a.k)
-	v := n.linear(x, &a.v)
+	q, k, v := n.qkv(x, a, headScale(x.Dim(-1)/heads))
 	o := attend(splitHeads(q, heads), splitHeads(k, heads), splitHeads(v, heads), graph.Tensor{})
 	return n.linear(mergeHeads(o), &a.out)
 }

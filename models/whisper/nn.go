@@ -92,6 +92,24 @@ func (n net) conv(x graph.Tensor, c *conv, stride int) graph.Tensor {
 	return y.Add(bias.Reshape(-1, 1))
 }
 
+// qkv returns the attention's query (scaled by scale, as the export scales
+// it after the bias), key and value projections of x. F32 with many rows
+// runs them as one product on the concatenated weight, with the scale
+// folded into the query's weight and bias (exact: it is a power of two);
+// both are weight-only, so the engine builds them once. Int8 and the
+// decoder's single rows keep the three products.
+func (n net) qkv(x graph.Tensor, a *attention, scale float64) (q, k, v graph.Tensor) {
+	if n.prec != F32 || n.rowwise || scale != math.Exp2(math.Round(math.Log2(scale))) {
+		return n.linear(x, &a.q).MulScalar(scale), n.linear(x, &a.k), n.linear(x, &a.v)
+	}
+	g := n.g
+	d := a.q.w.q.shape[0]
+	w := graph.Concat(0, a.q.w.dequantized(g).MulScalar(scale), a.k.w.dequantized(g), a.v.w.dequantized(g))
+	b := graph.Concat(0, a.q.bias.in(g).MulScalar(scale), g.Full(0, graph.F32, graph.Shape{d}), a.v.bias.in(g))
+	y := x.Linear(w, b)
+	return y.Slice(-1, 0, d), y.Slice(-1, d, 2*d), y.Slice(-1, 2*d, 3*d)
+}
+
 // layerNorm normalises the last axis. Int8 writes it out as the export
 // does (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add): the
 // requantization after it turns last-bit differences into different
