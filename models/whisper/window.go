@@ -158,18 +158,46 @@ func (m *Model) newWindow(ctx context.Context, hidden func(*graph.Graph) graph.T
 	h := hidden(g)
 	H := m.cfg.DecoderHeads
 	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
+	keys, values := m.crossKV(n, h)
 	var effects []graph.Tensor
 	for i := range m.p.dec {
-		l := &m.p.dec[i]
 		effects = append(effects,
-			g.Assign(s.crossK[i], perHeadT(n.linear(h, &l.cross.k)), 0, 0),
-			g.Assign(s.crossV[i], perHeadT(n.linear(h, &l.cross.v)), 0, 0))
+			g.Assign(s.crossK[i], perHeadT(keys[i]), 0, 0),
+			g.Assign(s.crossV[i], perHeadT(values[i]), 0, 0))
 	}
 	if _, err := m.eng.Eval(ctx, effects...); err != nil {
 		m.release(s)
 		return nil, fmt.Errorf("whisper: encoding window: %w", err)
 	}
 	return &Window{m: m, s: s}, nil
+}
+
+// crossKV projects the encoder output h [S, d] to every decoder layer's
+// cross-attention keys and values. F32 runs all of them as one product on
+// the concatenated weights (built once per engine); Int8 follows the
+// export, one product per projection on the once-quantized h.
+func (m *Model) crossKV(n net, h graph.Tensor) (keys, values []graph.Tensor) {
+	if n.prec != F32 {
+		for i := range m.p.dec {
+			l := &m.p.dec[i]
+			keys = append(keys, n.linear(h, &l.cross.k))
+			values = append(values, n.linear(h, &l.cross.v))
+		}
+		return keys, values
+	}
+	g, d := n.g, m.cfg.DModel
+	var ws, bs []graph.Tensor
+	for i := range m.p.dec {
+		l := &m.p.dec[i]
+		ws = append(ws, l.cross.k.w.dequantized(g), l.cross.v.w.dequantized(g))
+		bs = append(bs, g.Full(0, graph.F32, graph.Shape{d}), l.cross.v.bias.in(g)) // k_proj has no bias
+	}
+	y := h.Linear(graph.Concat(0, ws...), graph.Concat(0, bs...))
+	for i := range m.p.dec {
+		keys = append(keys, y.Slice(-1, 2*i*d, (2*i+1)*d))
+		values = append(values, y.Slice(-1, (2*i+1)*d, (2*i+2)*d))
+	}
+	return keys, values
 }
 
 // Close returns the window's state to the model; the window is unusable
