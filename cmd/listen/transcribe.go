@@ -322,13 +322,14 @@ func (g *grouper) flush(emit stage.Emit[utterance]) error {
 // then transcribes it window by window as OpenAI's transcribe does.
 type collector struct {
 	u       utterance
+	begun   bool
 	entered time.Time
 }
 
 // Process implements stage.Processor.
 func (c *collector) Process(_ context.Context, f stage.Frame[[]float32], _ stage.Emit[utterance]) error {
-	if c.entered.IsZero() {
-		c.entered, c.u.start = f.Entered, f.Offset
+	if !c.begun {
+		c.begun, c.entered, c.u.start = true, f.Entered, f.Offset
 	}
 	c.u.samples = append(c.u.samples, f.Payload...)
 	return nil
