@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
@@ -210,4 +212,25 @@ func resampleClip(x []float32, from, to int) ([]float32, error) {
 		return nil, err
 	}
 	return rs.Flush(rs.Process(nil, x)), nil
+}
+
+// TestTranscribeCancelled: a run cancelled while it transcribes fails with
+// the context's error and leaves no goroutine behind.
+func TestTranscribeCancelled(t *testing.T) {
+	requireWhisper(t)
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"--language", "en", dataFile(t, "jfk.wav")}, strings.NewReader(""), &out, &errb)
+	if code != exitError || !strings.Contains(errb.String(), "context deadline exceeded") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the run, %d before", n, before)
+	}
 }
