@@ -22,6 +22,10 @@ var serialGEMM = sync.OnceValue(func() *gemm.Engine {
 // stays in L2 between the two products.
 const attnScoreFloats = 1 << 18
 
+// attnRowGrain rounds query blocks to whole row tiles of the AVX-512 GEMM
+// microkernel (12×32).
+const attnRowGrain = 12
+
 var attnScratch = sync.Pool{New: func() any { return new([]float32) }}
 
 // attention implements OpAttention: for each batch item and block of query
@@ -57,7 +61,11 @@ func (b *Backend) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		mask = f32s(bufs, mv)[mv.Offset : mv.Offset+n*keys]
 	}
 	q, k, v, o := f32s(bufs, qv), f32s(bufs, kv), f32s(bufs, vv), f32s(bufs, out)
-	blk := max(1, min(n, attnScoreFloats/max(keys, 1)))
+	blk := attnScoreFloats / max(keys, 1)
+	if blk >= 2*attnRowGrain {
+		blk -= blk % attnRowGrain
+	}
+	blk = max(1, min(n, blk))
 	blocks := (n + blk - 1) / blk
 	// offsets returns the element offsets of batch item i in q, k and v.
 	offsets := func(i int) (int, int, int) {
