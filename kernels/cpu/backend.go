@@ -26,6 +26,7 @@ func (b *buffer) Bytes() int { return len(b.b) }
 type Backend struct {
 	threads    int
 	packed     sync.Map // packedKey → *gemm.QuantB: integer GEMM weights packed once
+	convW      sync.Map // convKey → *gemm.ConvWeight: constant convolution weights packed once
 	dispatches atomic.Int64
 	live       atomic.Int64
 	peak       atomic.Int64

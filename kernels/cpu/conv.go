@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
@@ -21,8 +22,11 @@ func getCol(n int) *[]float32 {
 	return &s
 }
 
-// conv1d implements OpConv1d as im2col + GEMM per batch item and group;
-// depthwise convolutions (one input channel per group) run direct loops.
+// conv1d implements OpConv1d. Where the GEMM engine has an offset
+// microkernel (AVX-512 or AVX2) it runs as an implicit GEMM per batch item
+// and group (gemm.Conv1d: no im2col matrix, the weight packed once per
+// backend when it is a constant); elsewhere as im2col + GEMM. Depthwise
+// convolutions (one input channel per group) run direct loops.
 func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	xv, wv, out := s.In[0], s.In[1], s.Out[0]
 	a, ok := s.Attr.(kernels.ConvAttr)
@@ -54,6 +58,10 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	// each; laid out transposed, each (frame, channel) receptive field is
 	// one contiguous copy and the GEMM reads the columns transposed.
 	transposed := !direct && K > Lout && a.Dilation == 1 && cig*K*Lout <= 1<<16
+	if e := gemm.Default(); !transposed && e.ConvPath() != "go" && wv.Contiguous() {
+		b.implicitConv1d(e, bufs, wv, x, w, bias, y, N, Cin, L, Cout, K, Lout, a)
+		return nil
+	}
 	// Long outputs are done in column tiles so the im2col scratch stays
 	// bounded (a 128-channel, 11-tap convolution over 18k frames would
 	// otherwise need a 100 MB buffer per call).
@@ -284,4 +292,64 @@ func (b *Backend) convTranspose1d(s *kernels.Step, bufs []kernels.Buffer) error 
 		}
 	}
 	return nil
+}
+
+// implicitConv1d runs a convolution on gemm.Conv1d, group by group.
+func (b *Backend) implicitConv1d(e *gemm.Engine, bufs []kernels.Buffer, wv kernels.View, x, w, bias, y []float32, N, Cin, L, Cout, K, Lout int, a kernels.ConvAttr) {
+	G := a.Groups
+	cig, cog := Cin/G, Cout/G
+	shape := gemm.Conv1dShape{Cin: cig, L: L, K: K, Stride: a.Stride, Dilation: a.Dilation, PadLeft: a.PadLeft, Lout: Lout}
+	var scratch *gemm.ConvWeight
+	for g := 0; g < G; g++ {
+		wg := w[g*cog*cig*K : (g+1)*cog*cig*K]
+		pw := b.packedConv(bufs, wv, g, cog, cig*K)
+		if pw == nil {
+			if scratch == nil {
+				scratch = convWeightPool.Get().(*gemm.ConvWeight)
+				defer convWeightPool.Put(scratch)
+			}
+			e.PackConvWeightInto(scratch, cog, cig*K, wg, cig*K)
+			pw = scratch
+		}
+		var bg []float32
+		if bias != nil {
+			bg = bias[g*cog : (g+1)*cog]
+		}
+		for n := 0; n < N; n++ {
+			xg := x[(n*Cin+g*cig)*L : (n*Cin+(g+1)*cig)*L]
+			yg := y[(n*Cout+g*cog)*Lout : (n*Cout+(g+1)*cog)*Lout]
+			e.Conv1d(pw, shape, xg, L, yg, Lout, bg)
+		}
+	}
+}
+
+// convWeightPool recycles the packing of weights that are not constants
+// (computed in the program), so that such convolutions allocate nothing
+// in the steady state either.
+var convWeightPool = sync.Pool{New: func() any { return new(gemm.ConvWeight) }}
+
+// convKey identifies a constant convolution weight (one group of it) by
+// where it lives.
+type convKey struct {
+	data        uintptr
+	off, group  int
+	rows, depth int
+}
+
+// packedConv returns group g of a weight that lives in read-only (wrapped)
+// memory packed for gemm.Conv1d, packing it on first use; nil when the
+// weight may change between launches.
+func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, depth int) *gemm.ConvWeight {
+	wb, ok := bufs[wv.Slot].(*buffer)
+	if !ok || !wb.wrapped {
+		return nil
+	}
+	key := convKey{data: uintptr(unsafe.Pointer(unsafe.SliceData(wb.b))), off: wv.Offset, group: g, rows: rows, depth: depth}
+	if pw, ok := b.convW.Load(key); ok {
+		return pw.(*gemm.ConvWeight)
+	}
+	w := f32s(bufs, wv)[wv.Offset+g*rows*depth:]
+	pw := gemm.Default().PackConvWeight(rows, depth, w, depth)
+	actual, _ := b.convW.LoadOrStore(key, pw)
+	return actual.(*gemm.ConvWeight)
 }

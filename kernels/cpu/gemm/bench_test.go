@@ -3,6 +3,7 @@ package gemm
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -180,6 +181,90 @@ func BenchmarkPackU8(b *testing.B) {
 			for b.Loop() {
 				packB8(&q, transB, k, n, w, ldb, []uint8{128}, true)
 			}
+		})
+	}
+}
+
+// convBenchShapes are the generator's dominant convolutions (per second
+// of audio: 128 channels at 4800 frames, 256 at 800) and a decoder one.
+var convBenchShapes = []convCase{
+	{128, 128, 11, 18121, 1, 5, 25, 25, false},
+	{128, 128, 3, 18121, 1, 1, 1, 1, false},
+	{256, 256, 7, 3020, 1, 3, 9, 9, false},
+	{1024, 1090, 3, 151, 1, 1, 1, 1, true},
+}
+
+// BenchmarkConv1d reports GFLOP/s of the implicit-GEMM convolution on
+// Kokoro's shapes, next to im2col (the whole matrix) + SGEMM on the same
+// engine for comparison.
+func BenchmarkConv1d(b *testing.B) {
+	e := Default()
+	if os.Getenv("FORGE_BENCH_THREADS") == "1" {
+		e, _ = NewGo(1, "")
+	}
+	for _, tc := range convBenchShapes {
+		r := rand.New(rand.NewPCG(1, 1))
+		w, x, bias := randSlice(r, tc.cout*tc.cin*tc.k), randSlice(r, tc.cin*tc.l), randSlice(r, tc.cout)
+		lout := tc.lout()
+		y := make([]float32, tc.cout*lout)
+		s := Conv1dShape{Cin: tc.cin, L: tc.l, K: tc.k, Stride: tc.stride, Dilation: tc.dil, PadLeft: tc.padL, Lout: lout}
+		flops := 2 * float64(tc.cout*tc.cin*tc.k*lout)
+		pw := e.PackConvWeight(tc.cout, tc.cin*tc.k, w, tc.cin*tc.k)
+		b.Run(fmt.Sprintf("implicit/%s", tc), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				e.Conv1d(pw, s, x, tc.l, y, lout, bias)
+			}
+			reportRate(b, flops, cpu0, "GFLOP/s")
+		})
+		col := make([]float32, tc.cin*tc.k*lout)
+		b.Run(fmt.Sprintf("im2col/%s", tc), func(b *testing.B) {
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				for ck := 0; ck < tc.cin*tc.k; ck++ {
+					c, k := ck/tc.k, ck%tc.k
+					row := col[ck*lout : (ck+1)*lout]
+					for t := range row {
+						i := t*tc.stride + k*tc.dil - tc.padL
+						if i >= 0 && i < tc.l {
+							row[t] = x[c*tc.l+i]
+						} else {
+							row[t] = 0
+						}
+					}
+				}
+				e.SGEMM(false, false, tc.cout, lout, tc.cin*tc.k, 1, w, tc.cin*tc.k, col, lout, 0, y, lout)
+			}
+			reportRate(b, flops, cpu0, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkOffsetKernel measures each offset microkernel alone on a
+// cache-hot window with a dilated convolution's offsets (32 channels of 11
+// taps, dilation 5: unaligned rows), next to BenchmarkMicroKernel's packed
+// sliver.
+func BenchmarkOffsetKernel(b *testing.B) {
+	const ch, taps, dil, width = 32, 11, 5, 320
+	for _, kern := range sgemmKernels() {
+		r := rand.New(rand.NewPCG(3, 3))
+		k := ch * taps
+		a := randSlice(r, kern.mr*k)
+		win := randSlice(r, ch*width+64)
+		off := make([]int, k)
+		for p := range off {
+			off[p] = (p/taps)*width + (p%taps)*dil
+		}
+		c := make([]float32, kern.mr*kern.nr)
+		b.Run(kern.name, func(b *testing.B) {
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				for i := range 1000 {
+					kern.offFn(k, &a[0], &win[(i%8)*kern.nr], &off[0], &c[0], kern.nr, 1)
+				}
+			}
+			reportRate(b, 1000*2*float64(kern.mr*kern.nr*k), cpu0, "GFLOP/s")
 		})
 	}
 }

@@ -16,15 +16,16 @@ import (
 // Engines are handles to loaded native code and pooled memory: make them once
 // (or use [Default]) and share them. Do not copy an Engine.
 type Engine struct {
-	threads int
-	blas    *blasLib      // nil: the Go path
-	kern    *sgemmKernel  // Go microkernel (unused while blas != nil)
-	noBLAS  string        // why the Go path is used, for Path; "" when forced by the caller
-	jobs    sync.Pool     // *sgemmJob, packing buffers sized for kern
-	ijobs   sync.Pool     // *igemmJob, integer GEMM scratch
-	qjobs   sync.Pool     // *qgemvJob, LinearQ8 scratch
-	ikern   *igemmKernel  // integer microkernel
-	_       [0]sync.Mutex // vet: no copies
+	threads  int
+	blas     *blasLib      // nil: the Go path
+	kern     *sgemmKernel  // Go microkernel (unused while blas != nil)
+	noBLAS   string        // why the Go path is used, for Path; "" when forced by the caller
+	jobs     sync.Pool     // *sgemmJob, packing buffers sized for kern
+	ijobs    sync.Pool     // *igemmJob, integer GEMM scratch
+	qjobs    sync.Pool     // *qgemvJob, LinearQ8 scratch
+	convJobs sync.Pool     // *convJob, Conv1d windows
+	ikern    *igemmKernel  // integer microkernel
+	_        [0]sync.Mutex // vet: no copies
 }
 
 // defaultEngine is the documented process-wide handle behind Default: the
@@ -113,6 +114,7 @@ func (e *Engine) initPools() {
 	e.jobs.New = func() any { return newSGEMMJob(e) }
 	e.ijobs.New = func() any { return newIGEMMJob(e) }
 	e.qjobs.New = func() any { return newQGEMVJob(e.threads) }
+	e.convJobs.New = func() any { return newConvJob(e) }
 }
 
 // Path says which path this engine's SGEMM runs and on how many threads, for

@@ -21,11 +21,12 @@ type sgemmKernel struct {
 	mc     int // rows of A packed at once (multiple of mr)
 	nc     int // columns of one B block (multiple of nr)
 	fn     microKernel
+	offFn  offsetKernel // the same tile with B rows read in place (Conv1d)
 }
 
 // genericKernel is the portable microkernel: plain Go, 4×4 accumulators
 // that the compiler keeps in registers.
-var genericKernel = &sgemmKernel{name: "go", mr: 4, nr: 4, kc: 256, mc: 512, nc: 512, fn: kernelGo4x4}
+var genericKernel = &sgemmKernel{name: "go", mr: 4, nr: 4, kc: 256, mc: 512, nc: 512, fn: kernelGo4x4, offFn: offsetGo4x4}
 
 func kernelGo4x4(k int, a, b, c *float32, ldc int, alpha, beta float32) {
 	as := unsafe.Slice(a, 4*k)

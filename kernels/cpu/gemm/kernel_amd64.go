@@ -8,9 +8,15 @@ func sgemmKernelAVX2(k int, a, b, c *float32, ldc int, alpha, beta float32)
 //go:noescape
 func sgemmKernelAVX512(k int, a, b, c *float32, ldc int, alpha, beta float32)
 
+//go:noescape
+func offsetKernelAVX2(k int, a, b *float32, off *int, c *float32, ldc int, beta float32)
+
+//go:noescape
+func offsetKernelAVX512(k int, a, b *float32, off *int, c *float32, ldc int, beta float32)
+
 var (
-	avx512Kernel = &sgemmKernel{name: "go-avx512", mr: 12, nr: 32, kc: 384, mc: 1920, nc: 512, fn: sgemmKernelAVX512}
-	avx2Kernel   = &sgemmKernel{name: "go-avx2", mr: 6, nr: 16, kc: 256, mc: 1920, nc: 512, fn: sgemmKernelAVX2}
+	avx512Kernel = &sgemmKernel{name: "go-avx512", mr: 12, nr: 32, kc: 384, mc: 1920, nc: 512, fn: sgemmKernelAVX512, offFn: offsetKernelAVX512}
+	avx2Kernel   = &sgemmKernel{name: "go-avx2", mr: 6, nr: 16, kc: 256, mc: 1920, nc: 512, fn: sgemmKernelAVX2, offFn: offsetKernelAVX2}
 )
 
 // sgemmKernels lists the kernels this CPU runs, fastest first. AVX-512 needs

@@ -1,0 +1,109 @@
+package cpu_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/cpu"
+)
+
+// convRef is conv1d in float64 with the bound Σ|w·x| + |b| per output.
+func convRef(x, w, b []float32, N, Cin, L, Cout, K, stride, padL, padR, dil, groups int) (want, mag []float64, Lout int) {
+	Lout = (L+padL+padR-dil*(K-1)-1)/stride + 1
+	cig, cog := Cin/groups, Cout/groups
+	want, mag = make([]float64, N*Cout*Lout), make([]float64, N*Cout*Lout)
+	for n := 0; n < N; n++ {
+		for co := 0; co < Cout; co++ {
+			g := co / cog
+			for t := 0; t < Lout; t++ {
+				var s, sa float64
+				if b != nil {
+					s, sa = float64(b[co]), math.Abs(float64(b[co]))
+				}
+				for ci := 0; ci < cig; ci++ {
+					for k := 0; k < K; k++ {
+						if i := t*stride + k*dil - padL; i >= 0 && i < L {
+							p := float64(w[(co*cig+ci)*K+k]) * float64(x[(n*Cin+g*cig+ci)*L+i])
+							s += p
+							sa += math.Abs(p)
+						}
+					}
+				}
+				want[(n*Cout+co)*Lout+t], mag[(n*Cout+co)*Lout+t] = s, sa
+			}
+		}
+	}
+	return want, mag, Lout
+}
+
+func bytesOf(x []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
+}
+
+func randF32(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = r.Float32()*2 - 1
+	}
+	return x
+}
+
+// TestConv1dPaths runs convolutions whose weight is a constant (packed once
+// per backend and reused) and one computed in the program (packed per
+// call), with batches and groups, against float64. Each constant weight
+// runs twice with different inputs, so a stale packing would show.
+func TestConv1dPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	cases := []struct {
+		n, cin, cout, l, k, stride, padL, padR, dil, groups int
+	}{
+		{1, 128, 128, 700, 11, 1, 25, 25, 5, 1}, // Kokoro generator block
+		{2, 6, 9, 50, 3, 1, 1, 1, 1, 3},         // batch and groups
+		{1, 22, 16, 301, 12, 6, 3, 3, 1, 1},     // noise_convs: stride 6
+		{1, 1, 4, 40, 3, 2, 1, 1, 1, 1},         // F0_conv: one channel, stride 2
+		{1, 40, 30, 5, 3, 1, 1, 1, 1, 1},        // shorter than a sliver
+		{1, 17, 1, 90, 7, 1, 3, 3, 1, 1},        // one output channel
+	}
+	eng := graph.NewEngine(cpu.New())
+	for _, c := range cases {
+		for _, constW := range []bool{true, false} {
+			name := fmt.Sprintf("%+v/const=%v", c, constW)
+			w := randF32(r, c.cout*c.cin/c.groups*c.k)
+			bias := randF32(r, c.cout)
+			for run := 0; run < 2; run++ {
+				x := randF32(r, c.n*c.cin*c.l)
+				g := graph.New()
+				xt := g.InputF32("x", graph.Shape{c.n, c.cin, c.l}, x)
+				ws := graph.Shape{c.cout, c.cin / c.groups, c.k}
+				var wt graph.Tensor
+				if constW {
+					wt = g.Param("w", graph.F32, ws, bytesOf(w))
+				} else {
+					wt = g.InputF32("w", ws, w)
+				}
+				bt := g.Param("b", graph.F32, graph.Shape{c.cout}, bytesOf(bias))
+				y := xt.Conv1d(wt, bt, graph.ConvOpts{Stride: c.stride, PadLeft: c.padL, PadRight: c.padR, Dilation: c.dil, Groups: c.groups})
+				vals, err := eng.Eval(context.Background(), y)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				got := vals[0].F32()
+				want, mag, _ := convRef(x, w, bias, c.n, c.cin, c.l, c.cout, c.k, c.stride, c.padL, c.padR, c.dil, c.groups)
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d outputs, want %d", name, len(got), len(want))
+				}
+				eps := float64(c.cin*c.k+2) * 0x1p-23
+				for i := range want {
+					if d := math.Abs(float64(got[i]) - want[i]); !(d <= eps*mag[i]+1e-30) {
+						t.Fatalf("%s run %d: y[%d] = %v, want %v (|diff| %.3g > %.3g)", name, run, i, got[i], want[i], d, eps*mag[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// convCase is one convolution: the weight is Cout×(Cin·K).
+type convCase struct {
+	cout, cin, k            int
+	l                       int
+	stride, dil, padL, padR int
+	bias                    bool
+}
+
+func (c convCase) String() string {
+	return fmt.Sprintf("cout%d_cin%d_k%d_l%d_s%d_d%d_p%d,%d_bias%v", c.cout, c.cin, c.k, c.l, c.stride, c.dil, c.padL, c.padR, c.bias)
+}
+
+func (c convCase) lout() int {
+	span := c.dil*(c.k-1) + 1
+	return (c.l+c.padL+c.padR-span)/c.stride + 1
+}
+
+func convCases() []convCase {
+	return []convCase{
+		{1, 1, 1, 1, 1, 1, 0, 0, false},        // tiny
+		{3, 2, 3, 5, 1, 1, 1, 1, true},         // odd, shorter than a sliver
+		{13, 7, 3, 40, 1, 1, 1, 1, true},       // rows past one panel
+		{12, 5, 7, 33, 1, 3, 9, 9, false},      // dilation, one row panel
+		{25, 9, 11, 100, 1, 5, 25, 25, true},   // Kokoro's widest tap reach
+		{8, 4, 5, 30, 1, 1, 0, 0, false},       // no padding
+		{9, 6, 4, 50, 1, 2, 5, 1, true},        // even kernel, uneven padding
+		{10, 3, 3, 64, 2, 1, 1, 1, true},       // stride 2
+		{7, 22, 12, 301, 6, 1, 3, 3, true},     // noise_convs.0: stride 6, K 12
+		{5, 4, 7, 61, 3, 2, 4, 0, false},       // stride and dilation
+		{6, 3, 1, 70, 1, 1, 0, 0, true},        // 1×1
+		{6, 3, 2, 9, 1, 4, 6, 6, false},        // padding wider than the input
+		{40, 30, 3, 600, 1, 1, 1, 1, true},     // several column blocks
+		{20, 130, 3, 150, 1, 1, 1, 1, false},   // deep: several depth blocks
+		{36, 64, 11, 1100, 1, 5, 25, 25, true}, // long, dilated
+		{130, 40, 3, 2, 1, 1, 1, 1, true},      // short L: row tasks
+		{33, 100, 3, 37, 1, 1, 1, 1, true},     // deep and short
+		{16, 16, 3, 1000, 1, 1, 0, 0, false},   // Lout = L − 2
+	}
+}
+
+// refConv computes the convolution in float64 and the magnitude bound
+// Σ|w·x| + |bias| for each output.
+func refConv(c convCase, w, x, bias []float32) (want, mag []float64) {
+	lout := c.lout()
+	want, mag = make([]float64, c.cout*lout), make([]float64, c.cout*lout)
+	for co := 0; co < c.cout; co++ {
+		for t := 0; t < lout; t++ {
+			var s, sa float64
+			if bias != nil {
+				s, sa = float64(bias[co]), math.Abs(float64(bias[co]))
+			}
+			for ci := 0; ci < c.cin; ci++ {
+				for k := 0; k < c.k; k++ {
+					i := t*c.stride + k*c.dil - c.padL
+					if i < 0 || i >= c.l {
+						continue
+					}
+					p := float64(w[(co*c.cin+ci)*c.k+k]) * float64(x[ci*c.l+i])
+					s += p
+					sa += math.Abs(p)
+				}
+			}
+			want[co*lout+t], mag[co*lout+t] = s, sa
+		}
+	}
+	return want, mag
+}
+
+func convEngines(t testing.TB) map[string]*Engine {
+	es := map[string]*Engine{}
+	for _, name := range GoKernels() {
+		for _, threads := range []int{1, 2, 3} {
+			e, err := NewGo(threads, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			es[fmt.Sprintf("%s/%dt", name, threads)] = e
+		}
+	}
+	if e, err := LoadBLAS(2); err == nil {
+		es["blas"] = e // convolutions still run the Go kernel
+	}
+	return es
+}
+
+func TestConv1dMatchesFloat64(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, tc := range convCases() {
+		w := randSlice(r, tc.cout*tc.cin*tc.k)
+		x := randSlice(r, tc.cin*tc.l)
+		var bias []float32
+		if tc.bias {
+			bias = randSlice(r, tc.cout)
+		}
+		want, mag := refConv(tc, w, x, bias)
+		lout := tc.lout()
+		for name, e := range convEngines(t) {
+			pw := e.PackConvWeight(tc.cout, tc.cin*tc.k, w, tc.cin*tc.k)
+			// Output rows padded by 3 columns that must stay untouched.
+			ldy := lout + 3
+			y := randSlice(r, tc.cout*ldy)
+			y0 := append([]float32(nil), y...)
+			s := Conv1dShape{Cin: tc.cin, L: tc.l, K: tc.k, Stride: tc.stride, Dilation: tc.dil, PadLeft: tc.padL, Lout: lout}
+			e.Conv1d(pw, s, x, tc.l, y, ldy, bias)
+			compareSGEMM(t, name+" "+tc.String(), y, y0, ldy, want, mag, tc.cout, lout, tc.cin*tc.k)
+		}
+	}
+}
+
+// TestConv1dStridedInput reads x with a row stride larger than L and
+// writes y with one larger than Lout (views into bigger tensors).
+func TestConv1dStridedInput(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	tc := convCase{cout: 14, cin: 5, k: 3, l: 77, stride: 1, dil: 2, padL: 2, padR: 2, bias: true}
+	w, bias := randSlice(r, tc.cout*tc.cin*tc.k), randSlice(r, tc.cout)
+	const ldx = 90
+	xs := randSlice(r, tc.cin*ldx)
+	x := make([]float32, tc.cin*tc.l)
+	for ci := 0; ci < tc.cin; ci++ {
+		copy(x[ci*tc.l:(ci+1)*tc.l], xs[ci*ldx:])
+	}
+	want, mag := refConv(tc, w, x, bias)
+	e, err := NewGo(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lout := tc.lout()
+	y := make([]float32, tc.cout*(lout+5))
+	y0 := append([]float32(nil), y...)
+	e.Conv1d(e.PackConvWeight(tc.cout, tc.cin*tc.k, w, tc.cin*tc.k), Conv1dShape{Cin: tc.cin, L: tc.l, K: tc.k, Stride: 1, Dilation: 2, PadLeft: 2, Lout: lout}, xs[:(tc.cin-1)*ldx+tc.l], ldx, y, lout+5, bias)
+	compareSGEMM(t, "strided", y, y0, lout+5, want, mag, tc.cout, lout, tc.cin*tc.k)
+}
+
+// TestOffsetKernelsMatchGo checks each assembly offset kernel against the
+// portable one on scattered offsets, with and without beta.
+func TestOffsetKernelsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, kern := range sgemmKernels() {
+		if kern.offFn == nil {
+			continue
+		}
+		const k = 37
+		a := randSlice(r, kern.mr*k)
+		b := randSlice(r, 4000)
+		off := make([]int, k)
+		for p := range off {
+			off[p] = r.IntN(4000 - kern.nr)
+		}
+		for _, beta := range []float32{0, 1, 0.5} {
+			c := randSlice(r, kern.mr*kern.nr)
+			want := make([]float64, len(c))
+			for i := 0; i < kern.mr; i++ {
+				for j := 0; j < kern.nr; j++ {
+					var s float64
+					for p := 0; p < k; p++ {
+						s += float64(a[p*kern.mr+i]) * float64(b[off[p]+j])
+					}
+					want[i*kern.nr+j] = s + float64(beta)*float64(c[i*kern.nr+j])
+				}
+			}
+			kern.offFn(k, &a[0], &b[0], &off[0], &c[0], kern.nr, beta)
+			for x := range c {
+				if d := math.Abs(float64(c[x]) - want[x]); d > 1e-4*(1+math.Abs(want[x])) {
+					t.Fatalf("%s beta %v: c[%d] = %v, want %v", kern.name, beta, x, c[x], want[x])
+				}
+			}
+		}
+	}
+}
+
+func TestConv1dAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops entries under the race detector; run without -race")
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	tc := convCase{cout: 64, cin: 64, k: 7, l: 3000, stride: 1, dil: 3, padL: 9, padR: 9, bias: true}
+	w, x, bias := randSlice(r, tc.cout*tc.cin*tc.k), randSlice(r, tc.cin*tc.l), randSlice(r, tc.cout)
+	y := make([]float32, tc.cout*tc.lout())
+	s := Conv1dShape{Cin: tc.cin, L: tc.l, K: tc.k, Stride: 1, Dilation: tc.dil, PadLeft: tc.padL, Lout: tc.lout()}
+	for _, name := range GoKernels() {
+		e, err := NewGo(2, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw := e.PackConvWeight(tc.cout, tc.cin*tc.k, w, tc.cin*tc.k)
+		e.Conv1d(pw, s, x, tc.l, y, tc.lout(), bias)
+		if allocs := testing.AllocsPerRun(10, func() { e.Conv1d(pw, s, x, tc.l, y, tc.lout(), bias) }); allocs >= 1 {
+			t.Errorf("%s: %.1f allocations per Conv1d, want 0", name, allocs)
+		}
+	}
+}
+
+func TestConv1dBadArgumentsPanic(t *testing.T) {
+	e, err := NewGo(1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := make([]float32, 4*6)
+	pw := e.PackConvWeight(4, 6, w, 6)
+	x, y := make([]float32, 2*10), make([]float32, 4*10)
+	ok := Conv1dShape{Cin: 2, L: 10, K: 3, Stride: 1, Dilation: 1, PadLeft: 1, Lout: 10}
+	cases := []struct {
+		name, want string
+		call       func()
+	}{
+		{"depth", "weight depth 6", func() { s := ok; s.K = 2; e.Conv1d(pw, s, x, 10, y, 10, nil) }},
+		{"stride", "invalid shape", func() { s := ok; s.Stride = 0; e.Conv1d(pw, s, x, 10, y, 10, nil) }},
+		{"short x", "len(x)", func() { e.Conv1d(pw, ok, x[:15], 10, y, 10, nil) }},
+		{"short y", "len(y)", func() { e.Conv1d(pw, ok, x, 10, y[:39], 10, nil) }},
+		{"short bias", "len(bias)", func() { e.Conv1d(pw, ok, x, 10, y, 10, make([]float32, 3)) }},
+		{"ldx", "ldx", func() { e.Conv1d(pw, ok, x, 9, y, 10, nil) }},
+		{"weight", "PackConvWeight", func() { e.PackConvWeight(0, 6, w, 6) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if r == nil || !strings.Contains(fmt.Sprint(r), tc.want) {
+					t.Fatalf("panic %v, want one mentioning %q", r, tc.want)
+				}
+			}()
+			tc.call()
+		})
+	}
+}
