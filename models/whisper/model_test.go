@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tensorforge/forge/models/whisper"
@@ -343,5 +344,43 @@ func TestParsePrecisionAndModels(t *testing.T) {
 	}
 	if _, err := whisper.ArtifactID("large"); !errors.Is(err, whisper.ErrUnknownModel) {
 		t.Errorf("large: %v", err)
+	}
+}
+
+// TestConcurrentTranscriptions: one model serves two goroutines at once
+// (each audio owns its decoding state) with the results of a serial run.
+func TestConcurrentTranscriptions(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+	opts.Language = "en"
+	clips := []string{"cards_001", "goforward"}
+	want := make([]string, len(clips))
+	for i, c := range clips {
+		tr, err := m.Transcribe(bg, clipSamples(t, c), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = tr.Text
+	}
+	got := make([]string, len(clips))
+	errs := make([]error, len(clips))
+	var wg sync.WaitGroup
+	for i, c := range clips {
+		samples := clipSamples(t, c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr, err := m.Transcribe(bg, samples, opts)
+			if err == nil {
+				got[i] = tr.Text
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i := range clips {
+		if errs[i] != nil || got[i] != want[i] {
+			t.Errorf("%s: concurrent %q (%v), serial %q", clips[i], got[i], errs[i], want[i])
+		}
 	}
 }
