@@ -28,10 +28,21 @@
 //
 // Decoding state lives in graph.State buffers owned by a Window: the
 // cross-attention keys and values of each layer, computed once when the
-// window is encoded, and one self-attention key/value cache per layer and
-// hypothesis, [beams, 448, d], to which each decoder step appends its
-// position (past positions are never recomputed). Reorder permutes the
-// hypotheses' caches for beam search.
+// window is encoded and stored per head transposed ([heads, dh, 1500], so a
+// step reads rows of 1500 floats), and one self-attention key/value cache
+// per layer and hypothesis, [beams, 448, d], to which each decoder step
+// appends its position (past positions are never recomputed). Reorder
+// permutes the hypotheses' caches for beam search. Windows' state is pooled
+// by the model: compiled programs are keyed by the state they touch, so a
+// reused state finds its programs compiled (one per position and batch
+// size, compiled on first use).
+//
+// Where the time goes: the encoder is a few large matrix products and
+// attention (graph's fused Attention kernel: heads read in place, scores
+// kept in cache); a decoder step is memory-bound, so in F32 its projections
+// and the tied logits read the int8 weights as bytes and dequantize on the
+// fly (graph's LinearQ) instead of reading four times the bytes of a
+// float32 copy.
 //
 // Typical use:
 //
