@@ -103,7 +103,13 @@ var fragile = map[string][][]int32{
 // TestGoldenTokens decodes every golden clip greedily in int8 with the
 // transformers.js rules, from the audio (features computed here), and
 // compares the token ids with the golden ones, without and with timestamps.
+//
+// It also decodes each with OpenAI's full suppress_tokens list added (the
+// goldens have only the first-step suppression): the log says whether the
+// list changes the ids, and no suppressed token may appear.
 func TestGoldenTokens(t *testing.T) {
+	changes := 0
+	defer func() { t.Logf("OpenAI's suppress_tokens changed %d golden decodes", changes) }()
 	for _, size := range []string{"tiny", "base"} {
 		for _, clip := range goldenClips[size] {
 			t.Run(size+"/"+clip, func(t *testing.T) {
@@ -128,6 +134,9 @@ func TestGoldenTokens(t *testing.T) {
 					res, err := decode.Decode(bg, dec, m.Tokenizer(), decode.TransformersJSOptions("en", ts))
 					if err != nil {
 						t.Fatal(err)
+					}
+					if suppressionChanges(t, m, dec, ts, res.Tokens) {
+						changes++
 					}
 					if slices.Equal(res.Tokens, want) {
 						t.Logf("timestamps=%v: %d tokens equal: %q", ts, len(want), res.Text)
@@ -161,4 +170,28 @@ func softMatch(key string, ts bool, got, want []int32) string {
 		}
 	}
 	return ""
+}
+
+// suppressionChanges decodes again with OpenAI's suppress list added and
+// reports whether the ids differ from plain; the result must hold none of
+// the suppressed tokens.
+func suppressionChanges(t *testing.T, m *whisper.Model, dec decode.Decoder, ts bool, plain []int32) bool {
+	t.Helper()
+	tok := m.Tokenizer()
+	opts := decode.TransformersJSOptions("en", ts)
+	opts.SuppressTokens = tok.NonSpeechTokens()
+	res, err := decode.Decode(bg, dec, tok, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range res.Tokens {
+		if slices.Contains(opts.SuppressTokens, id) {
+			t.Errorf("timestamps=%v: suppressed token %d in %v", ts, id, res.Tokens)
+		}
+	}
+	changed := !slices.Equal(res.Tokens, plain)
+	if changed {
+		t.Logf("timestamps=%v: the full suppress list changes the ids to %v %q", ts, res.Tokens, res.Text)
+	}
+	return changed
 }
