@@ -107,3 +107,45 @@ func TestConv1dPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulConstantWeight runs x·Wᵀ with W a constant (packed once per
+// backend on the Go GEMM path, then reused) for batched and plain x, and a
+// run-time B, against float64.
+func TestMatMulConstantWeight(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	eng := graph.NewEngine(cpu.New())
+	for _, c := range []struct{ batch, m, n, k int }{{1, 55, 768, 768}, {3, 7, 33, 900}, {1, 1, 70, 50}, {2, 30, 5, 3}} {
+		w := randF32(r, c.n*c.k)
+		for run := 0; run < 2; run++ {
+			x := randF32(r, c.batch*c.m*c.k)
+			for _, constW := range []bool{true, false} {
+				g := graph.New()
+				xt := g.InputF32("x", graph.Shape{c.batch, c.m, c.k}, x)
+				var wt graph.Tensor
+				if constW {
+					wt = g.Param("w", graph.F32, graph.Shape{c.n, c.k}, bytesOf(w))
+				} else {
+					wt = g.InputF32("w", graph.Shape{c.n, c.k}, w)
+				}
+				vals, err := eng.Eval(context.Background(), xt.MatMul(wt.T()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := vals[0].F32()
+				for i := 0; i < c.batch*c.m; i++ {
+					for j := 0; j < c.n; j++ {
+						var s, sa float64
+						for p := 0; p < c.k; p++ {
+							v := float64(x[i*c.k+p]) * float64(w[j*c.k+p])
+							s += v
+							sa += math.Abs(v)
+						}
+						if d := math.Abs(float64(got[i*c.n+j]) - s); d > float64(c.k+2)*0x1p-23*sa {
+							t.Fatalf("%+v const=%v run %d: y[%d,%d] = %v, want %v", c, constW, run, i, j, got[i*c.n+j], s)
+						}
+					}
+				}
+			}
+		}
+	}
+}

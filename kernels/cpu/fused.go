@@ -102,30 +102,15 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 			v := views[1+in.A]
 			load32(d, v, offs[1+in.A], v.Strides[len(v.Strides)-1], bufs)
 		case kernels.EConst:
-			c := float32(in.Imm)
-			for i := range d {
-				d[i] = c
-			}
+			vmath.Fill(d, float32(in.Imm))
 		case kernels.EAdd:
-			a, b := reg(in.A), reg(in.B)
-			for i := range d {
-				d[i] = a[i] + b[i]
-			}
+			vmath.Add(d, reg(in.A), reg(in.B))
 		case kernels.ESub:
-			a, b := reg(in.A), reg(in.B)
-			for i := range d {
-				d[i] = a[i] - b[i]
-			}
+			vmath.Sub(d, reg(in.A), reg(in.B))
 		case kernels.EMul:
-			a, b := reg(in.A), reg(in.B)
-			for i := range d {
-				d[i] = a[i] * b[i]
-			}
+			vmath.Mul(d, reg(in.A), reg(in.B))
 		case kernels.EDiv:
-			a, b := reg(in.A), reg(in.B)
-			for i := range d {
-				d[i] = a[i] / b[i]
-			}
+			vmath.Div(d, reg(in.A), reg(in.B))
 		case kernels.ENeg:
 			a := reg(in.A)
 			for i := range d {
@@ -363,10 +348,7 @@ func load32(d []float32, v kernels.View, off, st int, bufs []kernels.Buffer) {
 		case 1:
 			copy(d, src[off:off+len(d)])
 		case 0:
-			x := src[off]
-			for i := range d {
-				d[i] = x
-			}
+			vmath.Fill(d, src[off])
 		default:
 			for i := range d {
 				d[i] = src[off+i*st]

@@ -144,16 +144,8 @@ func layerNormRows(x, y, w, bias []float32, n int, eps float32, lo, hi int) {
 
 // meanRstd returns the mean and 1/sqrt(var+eps) of x (population variance).
 func meanRstd(x []float32, eps float32) (float32, float32) {
-	var sum float64
-	for _, v := range x {
-		sum += float64(v)
-	}
-	mean := sum / float64(len(x))
-	var ss float64
-	for _, v := range x {
-		d := float64(v) - mean
-		ss += d * d
-	}
+	mean := vmath.SumF64(x) / float64(len(x))
+	ss := vmath.SumSqDevF64(x, mean)
 	return float32(mean), float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
 }
 
@@ -228,9 +220,7 @@ func groupNormRows(x, y, w, bias []float32, C, L, G int, eps float32, lo, hi int
 						sh += bias[c]
 					}
 				}
-				for j, v := range xr {
-					yr[j] = v*sc + sh
-				}
+				vmath.Affine(yr, xr, sc, sh)
 			}
 		}
 	}

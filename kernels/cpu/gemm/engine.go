@@ -19,7 +19,7 @@ type Engine struct {
 	threads  int
 	blas     *blasLib      // nil: the Go path
 	kern     *sgemmKernel  // Go microkernel (unused while blas != nil)
-	noBLAS   string        // why the Go path is used, for Path; "" when forced by the caller
+	noBLAS   string        // why the Go path is used, for Path; "" when chosen by the caller
 	jobs     sync.Pool     // *sgemmJob, packing buffers sized for kern
 	ijobs    sync.Pool     // *igemmJob, integer GEMM scratch
 	qjobs    sync.Pool     // *qgemvJob, LinearQ8 scratch
@@ -33,10 +33,14 @@ type Engine struct {
 var defaultEngine = sync.OnceValue(newDefault)
 
 // Default returns the process-wide engine, built on first use with
-// GOMAXPROCS threads. It uses the system BLAS unless FORGE_BLAS is "off" (or
-// "0", "false", "no") or no BLAS library loads; in both cases it runs the best
-// Go kernel for this CPU. FORGE_BLAS set to a file path loads that library
-// instead of searching the usual names.
+// GOMAXPROCS threads. FORGE_BLAS chooses its SGEMM path:
+//
+//   - unset or "auto": the Go GEMM when the CPU has AVX-512 (faster than
+//     OpenBLAS on Forge's shapes, see the package documentation), else the
+//     system BLAS when one loads, else the best Go kernel;
+//   - "on" (or "1", "true", "yes"): the system BLAS when one loads;
+//   - "off" (or "0", "false", "no"): the best Go kernel;
+//   - a file path: that BLAS library instead of the usual names.
 func Default() *Engine { return defaultEngine() }
 
 func newDefault() *Engine {
@@ -47,6 +51,12 @@ func newDefault() *Engine {
 		e := newGoEngine(threads, bestKernel())
 		e.noBLAS = "FORGE_BLAS=" + mode
 		return e
+	case "", "auto":
+		if k := bestKernel(); k.name == "go-avx512" {
+			e := newGoEngine(threads, k)
+			e.noBLAS = "default on AVX-512; FORGE_BLAS=on for the system BLAS"
+			return e
+		}
 	}
 	var names []string
 	if mode != "" && !isOnMode(mode) {
@@ -55,7 +65,7 @@ func newDefault() *Engine {
 	e, err := LoadBLAS(threads, names...)
 	if err != nil {
 		e = newGoEngine(threads, bestKernel())
-		e.noBLAS = err.Error()
+		e.noBLAS = "no BLAS: " + err.Error()
 	}
 	return e
 }
@@ -120,7 +130,8 @@ func (e *Engine) initPools() {
 // Path says which path this engine's SGEMM runs and on how many threads, for
 // logs and scorecards: e.g. "openblas (libopenblas.so.0, 2 threads)",
 // "accelerate (/System/Library/Frameworks/Accelerate.framework/Accelerate)",
-// "go-avx512 (2 threads)" or "go-avx512 (2 threads; no BLAS: FORGE_BLAS=off)".
+// "go-avx512 (2 threads)", "go-avx512 (2 threads; FORGE_BLAS=off)" or
+// "go-avx512 (2 threads; default on AVX-512; FORGE_BLAS=on for the system BLAS)".
 func (e *Engine) Path() string {
 	if e.blas != nil {
 		if e.blas.kind != "openblas" {
@@ -130,10 +141,13 @@ func (e *Engine) Path() string {
 		return fmt.Sprintf("%s (%s, %d threads)", e.blas.kind, e.blas.lib, e.threads)
 	}
 	if e.noBLAS != "" {
-		return fmt.Sprintf("%s (%d threads; no BLAS: %s)", e.kern.name, e.threads, e.noBLAS)
+		return fmt.Sprintf("%s (%d threads; %s)", e.kern.name, e.threads, e.noBLAS)
 	}
 	return fmt.Sprintf("%s (%d threads)", e.kern.name, e.threads)
 }
+
+// UsesBLAS reports whether the engine's SGEMM goes to a system BLAS.
+func (e *Engine) UsesBLAS() bool { return e.blas != nil }
 
 // IntPath names the kernel the engine's integer GEMMs run on:
 // "go-avx512vnni", "go-avx2" or "go".

@@ -424,3 +424,60 @@ func TestBLASPathAllocatesNothing(t *testing.T) {
 		t.Errorf("%s: %.1f allocations per SGEMM, want 0", e.Path(), allocs)
 	}
 }
+
+func TestSGEMMPackedB(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	shapes := []struct {
+		m, n, k        int
+		transA, transB bool
+	}{
+		{55, 768, 768, false, true}, // a text encoder's linear layer
+		{7, 33, 900, false, false},  // several depth blocks, odd n
+		{40, 5, 3, true, true},
+		{1, 70, 50, false, true}, // vector products read B in place
+		{30, 1, 50, true, false},
+		{130, 2100, 20, false, false},
+	}
+	for name, e := range testEngines(t) {
+		for _, s := range shapes {
+			lda := s.k
+			if s.transA {
+				lda = s.m
+			}
+			ldb := s.n + 2
+			if s.transB {
+				ldb = s.k + 1
+			}
+			a := randSlice(r, s.m*s.k)
+			br := s.k
+			if s.transB {
+				br = s.n
+			}
+			b := randSlice(r, br*ldb)
+			pb := e.PackB(s.transB, s.k, s.n, b, ldb)
+			ldc := s.n + 3
+			c := randSlice(r, s.m*ldc)
+			c0 := append([]float32(nil), c...)
+			want, mag := refSGEMM(s.transA, s.transB, s.m, s.n, s.k, 1, a, lda, b, ldb, 0, c0, ldc)
+			for rep := 0; rep < 2; rep++ { // the packing is reused
+				e.SGEMMPackedB(s.transA, s.m, a, lda, pb, c, ldc)
+				compareSGEMM(t, fmt.Sprintf("%s %+v", name, s), c, c0, ldc, want, mag, s.m, s.n, s.k)
+			}
+		}
+	}
+}
+
+func TestDefaultPathOnAVX512(t *testing.T) {
+	t.Setenv("FORGE_BLAS", "")
+	e := newDefault()
+	if GoKernels()[0] == "go-avx512" {
+		if e.blas != nil || !strings.Contains(e.Path(), "default on AVX-512") {
+			t.Errorf("AVX-512 CPU, FORGE_BLAS unset: Path() = %q, want the Go kernel as the default", e.Path())
+		}
+	}
+	t.Setenv("FORGE_BLAS", "on")
+	e = newDefault()
+	if _, err := LoadBLAS(1); err == nil && e.blas == nil {
+		t.Errorf("FORGE_BLAS=on: Path() = %q, want the system BLAS", e.Path())
+	}
+}

@@ -55,6 +55,7 @@ type sgemmJob struct {
 	gv         gemvArgs  // phaseGemv
 	vbuf, obuf []float32 // gemv: gathered strided vector, strided output
 
+	pb    *PackedB    // B packed beforehand (PackB), or nil
 	apack []float32   // shared packed A block
 	bpack [][]float32 // per worker slot: packed B block
 	tile  [][]float32 // per worker slot: mr×nr edge tile
@@ -90,8 +91,15 @@ func (e *Engine) goSGEMM(transA, transB bool, m, n, k int, alpha float32, a []fl
 		e.gemv(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads)
 		return
 	}
+	e.blocked(transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, c, ldc, threads)
+}
+
+// blocked runs the loop nest above; pb, when not nil, is B already packed
+// (and b is not read).
+func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, beta float32, c []float32, ldc int, threads int) {
 	workers := workersFor(m, n, k, threads)
 	j := e.jobs.Get().(*sgemmJob)
+	j.pb = pb
 	if j.apack == nil { // jobs that only ever ran vector products skip it
 		j.apack = make([]float32, j.kern.mc*j.kern.kc)
 	}
@@ -113,7 +121,7 @@ func (e *Engine) goSGEMM(transA, transB bool, m, n, k int, alpha float32, a []fl
 			j.block(ic, min(rowBlock, m-ic), pc, min(depthBlock, k-pc), bEff, workers)
 		}
 	}
-	j.a, j.b, j.c = nil, nil, nil // do not pin the caller's memory in the pool
+	j.a, j.b, j.c, j.pb = nil, nil, nil, nil // do not pin the caller's memory in the pool
 	e.jobs.Put(j)
 }
 
@@ -233,9 +241,13 @@ func (j *sgemmJob) compute(t, slot int) {
 	}
 	bp, tile := j.bpack[slot], j.tile[slot]
 	slivers := ceilDiv(j1-j0, nr)
-	for s := 0; s < slivers; s++ {
-		c0 := j0 + s*nr
-		packPanel(bp[s*nr*depth:(s+1)*nr*depth], nr, min(nr, j1-c0), depth, j.b, j.ldb, c0, j.pc, !j.transB)
+	if j.pb != nil {
+		bp = j.pb.block(j.pc)[j0*depth:]
+	} else {
+		for s := 0; s < slivers; s++ {
+			c0 := j0 + s*nr
+			packPanel(bp[s*nr*depth:(s+1)*nr*depth], nr, min(nr, j1-c0), depth, j.b, j.ldb, c0, j.pc, !j.transB)
+		}
 	}
 
 	c, ldc, alpha, beta := j.c, j.ldc, j.alpha, j.beta
