@@ -53,6 +53,7 @@ func (b *Backend) Alloc(n int) (kernels.Buffer, error) {
 		return nil, fmt.Errorf("cpu: alloc of %d bytes", n)
 	}
 	raw := make([]byte, n+64)
+	adviseHuge(raw)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & 63)
 	buf := &buffer{b: raw[off : off+n : off+n]}
 	b.track(int64(n))

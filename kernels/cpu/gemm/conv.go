@@ -27,13 +27,16 @@ import (
 //	  for each depth block
 //	    for each A micro-panel of the task            (L1)
 //	      for each nr-column sliver of the block      (B rows from the window: L1/L2)
-//	        offset microkernel: C tile (+)= A panel · B rows
-//	  add the bias to the task's C block (still in cache)
+//	        offset microkernel: C tile (+)= A panel · B rows   (into a private C block)
+//	  copy the C block out, adding the bias
 //
 // On this loop order and block sizes: measured on Kokoro's generator
 // shapes (BenchmarkConv1d), the panel-outer order was 5–15% faster than
 // sliver-outer, and column blocks of 128–512 and depth blocks of 192–384
-// were within the noise of a shared machine.
+// were within the noise of a shared machine. Accumulating in a private C
+// block (whole tiles, so no edge cases) and writing the output rows once
+// gained 5–10%, huge pages for the tensors (see kernels/cpu) 10–15%: the
+// output rows lie far apart, each a TLB miss.
 
 // convCols is the widest column block of one convolution task: the window
 // of 128 channels (plus the taps' reach) stays in L2, and a long sequence
@@ -181,12 +184,12 @@ type convJob struct {
 	colBlock, colTasks int
 	rowTasks, perTask  int // A micro-panels per row task
 
-	win  [][]float32 // per worker slot
-	tile [][]float32 // per worker slot: mr×nr edge tile
+	win  [][]float32 // per worker slot: the input window
+	cbuf [][]float32 // per worker slot: the task's C block
 }
 
 func newConvJob(e *Engine) *convJob {
-	j := &convJob{win: make([][]float32, e.threads), tile: make([][]float32, e.threads)}
+	j := &convJob{win: make([][]float32, e.threads), cbuf: make([][]float32, e.threads)}
 	j.team.init(j.task)
 	return j
 }
@@ -261,15 +264,21 @@ func (j *convJob) task(t, slot int) {
 	p0 := rowTask * j.perTask
 	p1 := min(w.panels, p0+j.perTask)
 
+	// The task's C block is accumulated in a private buffer of whole
+	// tiles (rows and columns padded), then copied out with the bias: the
+	// output's rows are far apart, and writing them once instead of once
+	// per depth block spares TLB misses.
+	ldc := roundUp(nb, nr)
 	need := s.Cin*s.Stride*j.width + 16
 	if cap(j.win[slot]) < need {
 		j.win[slot] = make([]float32, need)
-		j.tile[slot] = make([]float32, mr*nr)
 	}
-	win, tile := j.win[slot][:need], j.tile[slot]
+	if cn := (p1 - p0) * mr * ldc; cap(j.cbuf[slot]) < cn {
+		j.cbuf[slot] = make([]float32, cn)
+	}
+	win, cbuf := j.win[slot][:need], j.cbuf[slot]
 	j.fillWindow(win, j0+j.amin)
 
-	y, ldy := j.y, j.ldy
 	for pc := 0; pc < w.depth; pc += w.kc {
 		blk, depth := w.block(pc)
 		off := &j.off[pc]
@@ -279,33 +288,20 @@ func (j *convJob) task(t, slot int) {
 		}
 		for ir := p0; ir < p1; ir++ {
 			a := &blk[ir*mr*depth]
-			i := ir * mr
-			rows := min(mr, w.m-i)
+			c := cbuf[(ir-p0)*mr*ldc:]
 			for jj := 0; jj < nb; jj += nr {
-				cols := min(nr, nb-jj)
-				b := &win[jj]
-				if rows == mr && cols == nr {
-					kern.offFn(depth, a, b, off, &y[i*ldy+j0+jj], ldy, beta)
-					continue
-				}
-				kern.offFn(depth, a, b, off, &tile[0], nr, 0)
-				for r := 0; r < rows; r++ {
-					dst := y[(i+r)*ldy+j0+jj : (i+r)*ldy+j0+jj+cols]
-					src := tile[r*nr : r*nr+cols]
-					if beta == 0 {
-						copy(dst, src)
-					} else {
-						for x, v := range src {
-							dst[x] += v
-						}
-					}
-				}
+				kern.offFn(depth, a, &win[jj], off, &c[jj], ldc, beta)
 			}
 		}
 	}
-	if j.bias != nil {
-		for co := p0 * mr; co < min(w.m, p1*mr); co++ {
-			addScalar(j.bias[co], y[co*ldy+j0:co*ldy+j0+nb])
+	y, ldy := j.y, j.ldy
+	for co := p0 * mr; co < min(w.m, p1*mr); co++ {
+		dst := y[co*ldy+j0 : co*ldy+j0+nb]
+		src := cbuf[(co-p0*mr)*ldc:][:nb]
+		if j.bias != nil {
+			addScalarTo(dst, src, j.bias[co])
+		} else {
+			copy(dst, src)
 		}
 	}
 }
@@ -366,9 +362,9 @@ func offsetGo4x4(k int, a, b *float32, off *int, c *float32, ldc int, beta float
 	}
 }
 
-// addScalar adds v to every element of x.
-func addScalar(v float32, x []float32) {
-	for i := range x {
-		x[i] += v
+// addScalarTo sets dst[i] = src[i] + v.
+func addScalarTo(dst, src []float32, v float32) {
+	for i, x := range src {
+		dst[i] = x + v
 	}
 }

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package cpu
+
+// adviseHuge does nothing where transparent huge pages are not a thing.
+func adviseHuge([]byte) {}
