@@ -154,10 +154,7 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 				d[i] *= a[i]
 			}
 		case kernels.EErf:
-			a := reg(in.A)
-			for i := range d {
-				d[i] = vmath.Erf32(a[i])
-			}
+			vmath.Erf(d, reg(in.A))
 		case kernels.ESqrt:
 			a := reg(in.A)
 			for i := range d {

@@ -130,3 +130,16 @@ func sinqGo(dst, src []float32, q float32) {
 		dst[i] = sinq64(v, q)
 	}
 }
+
+// Erf sets dst[i] = erf(src[i]). dst may alias src.
+func Erf(dst, src []float32) {
+	if len(src) > 0 {
+		erf(dst[:len(src)], src)
+	}
+}
+
+func erfGo(dst, src []float32) {
+	for i, v := range src {
+		dst[i] = Erf32(v)
+	}
+}

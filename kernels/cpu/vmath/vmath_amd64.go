@@ -88,3 +88,14 @@ func sinq(dst, src []float32, q float32) {
 		}
 	}
 }
+
+//go:noescape
+func erfAVX512(dst, src *float32, n int)
+
+func erf(dst, src []float32) {
+	if hasAVX512 {
+		erfAVX512(&dst[0], &src[0], len(src))
+		return
+	}
+	erfGo(dst, src)
+}

@@ -123,6 +123,43 @@ GLOBL expc<>(SB), RODATA|NOPTR, $48
 	VMULPS         x, Z11, Z11;      \
 	VMULPS         Z24, Z11, y
 
+// ERF sets y = erf(x): the Taylor series below 1/2, the erfc Chebyshev fit
+// above (Z2–Z15 and K2, K3 are clobbered). NaN passes through.
+#define ERF(x, y) \
+	VMOVAPS        x, Z4;            \
+	VANDPS.BCST    ABSMASK, Z4, Z5;  \
+	VMULPS         Z24, Z5, Z6;      \
+	VADDPS         Z25, Z6, Z6;      \
+	VDIVPS         Z6, Z25, Z7;      \
+	VBROADCASTSS   E9, Z8;           \
+	VFMADD213PS.BCST E8, Z7, Z8;     \
+	VFMADD213PS.BCST E7, Z7, Z8;     \
+	VFMADD213PS.BCST E6, Z7, Z8;     \
+	VFMADD213PS.BCST E5, Z7, Z8;     \
+	VFMADD213PS.BCST E4, Z7, Z8;     \
+	VFMADD213PS.BCST E3, Z7, Z8;     \
+	VFMADD213PS.BCST E2, Z7, Z8;     \
+	VFMADD213PS.BCST E1, Z7, Z8;     \
+	VFMADD213PS.BCST E0, Z7, Z8;     \
+	VFNMADD231PS   Z5, Z5, Z8;       \
+	EXP(Z8, Z10);                    \
+	VMULPS         Z7, Z10, Z10;     \
+	VSUBPS         Z10, Z25, Z11;    \
+	VANDPS.BCST    SIGNMASK, Z4, Z12; \
+	VXORPS         Z12, Z11, Z11;    \
+	VMULPS         Z4, Z4, Z13;      \
+	VBROADCASTSS   S13, Z14;         \
+	VFMADD213PS.BCST S11, Z13, Z14;  \
+	VFMADD213PS.BCST S9, Z13, Z14;   \
+	VFMADD213PS.BCST S7, Z13, Z14;   \
+	VFMADD213PS.BCST S5, Z13, Z14;   \
+	VFMADD213PS.BCST S3, Z13, Z14;   \
+	VFMADD213PS.BCST S1, Z13, Z14;   \
+	VMULPS         Z4, Z14, Z14;     \
+	VCMPPS         $1, Z24, Z5, K3;  \
+	VMOVAPS        Z14, K3, Z11;     \
+	VMOVAPS        Z11, y
+
 // HSUM reduces Z30 to a scalar in X0.
 #define HSUM \
 	VEXTRACTF64X4 $1, Z30, Y1; \
@@ -506,5 +543,35 @@ sin_tail:
 sin_done:
 	KORTESTW   K4, K4
 	SETNE      big+32(FP)
+	VZEROUPPER
+	RET
+
+// func erfAVX512(dst, src *float32, n int)
+TEXT ·erfAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	LOADEXP
+
+erf_loop:
+	CMPQ    CX, $16
+	JL      erf_tail
+	VMOVUPS (SI), Z0
+	ERF(Z0, Z1)
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     erf_loop
+
+erf_tail:
+	TESTQ     CX, CX
+	JZ        erf_done
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	ERF(Z0, Z1)
+	VMOVUPS   Z1, K1, (DI)
+
+erf_done:
 	VZEROUPPER
 	RET

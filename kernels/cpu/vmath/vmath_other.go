@@ -9,3 +9,4 @@ func sigmoid(dst, src []float32)                   { sigmoidGo(dst, src) }
 func tanh(dst, src []float32)                      { tanhGo(dst, src) }
 func gelu(dst, src []float32)                      { geluGo(dst, src) }
 func sinq(dst, src []float32, q float32)           { sinqGo(dst, src, q) }
+func erf(dst, src []float32)                       { erfGo(dst, src) }

@@ -233,3 +233,26 @@ func BenchmarkSinScalar(b *testing.B) {
 		sinqGo(dst, src, 0)
 	}
 }
+
+func TestErfMatchesFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	src := make([]float32, 2003)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64() * []float64{0.1, 1, 4}[i%3])
+	}
+	src[0], src[1], src[2], src[3] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0
+	dst := make([]float32, len(src))
+	Erf(dst, src)
+	if !math.IsNaN(float64(dst[0])) || dst[1] != 1 || dst[2] != -1 || dst[3] != 0 {
+		t.Fatalf("erf(NaN, +Inf, -Inf, 0) = %v", dst[:4])
+	}
+	for i, v := range src[4:] {
+		w := math.Erf(float64(v))
+		if math.Abs(float64(dst[i+4])-w) > 2.5e-7 {
+			t.Fatalf("erf(%v) = %v, want %v", v, dst[i+4], w)
+		}
+		if s := Erf32(v); math.Abs(float64(s-dst[i+4])) > 2e-7 {
+			t.Fatalf("erf(%v): scalar %v, vector %v", v, s, dst[i+4])
+		}
+	}
+}
