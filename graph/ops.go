@@ -347,11 +347,16 @@ type ConvOpts struct {
 	Dilation      int
 	Groups        int
 	OutputPadding int // ConvTranspose1d only
+	// BF16 lets a Conv1d round its operands to bfloat16 (products summed
+	// in float32) where the backend has a faster path for that, such as
+	// the CPU's AMX tiles; elsewhere it changes nothing. It is for layers
+	// whose users measured that the rounding is harmless.
+	BF16 bool
 }
 
 func (o ConvOpts) attr() kernels.ConvAttr {
 	a := kernels.ConvAttr{Stride: max(o.Stride, 1), Dilation: max(o.Dilation, 1), Groups: max(o.Groups, 1), OutputPadding: o.OutputPadding,
-		PadLeft: o.Padding, PadRight: o.Padding}
+		PadLeft: o.Padding, PadRight: o.Padding, BF16: o.BF16}
 	if o.PadLeft != 0 || o.PadRight != 0 {
 		a.PadLeft, a.PadRight = o.PadLeft, o.PadRight
 	}

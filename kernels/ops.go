@@ -132,7 +132,8 @@ type ConvAttr struct {
 	PadRight      int
 	Dilation      int
 	Groups        int
-	OutputPadding int // transposed convolution only
+	OutputPadding int  // transposed convolution only
+	BF16          bool // Conv1d may round its operands to bfloat16 (see graph.ConvOpts)
 }
 
 // LSTMAttr configures OpLSTM.
