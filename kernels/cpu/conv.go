@@ -25,8 +25,9 @@ func getCol(n int) *[]float32 {
 // conv1d implements OpConv1d. Where the GEMM engine has an offset
 // microkernel (AVX-512 or AVX2) it runs as an implicit GEMM per batch item
 // and group (gemm.Conv1d: no im2col matrix, the weight packed once per
-// backend when it is a constant); elsewhere as im2col + GEMM. Depthwise
-// convolutions (one input channel per group) run direct loops.
+// backend when it is a constant; on AMX tiles in bfloat16 when the step
+// allows it and the weight is a constant); elsewhere as im2col + GEMM.
+// Depthwise convolutions (one input channel per group) run direct loops.
 func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	xv, wv, out := s.In[0], s.In[1], s.Out[0]
 	a, ok := s.Attr.(kernels.ConvAttr)
@@ -302,7 +303,7 @@ func (b *Backend) implicitConv1d(e *gemm.Engine, bufs []kernels.Buffer, wv kerne
 	var scratch *gemm.ConvWeight
 	for g := 0; g < G; g++ {
 		wg := w[g*cog*cig*K : (g+1)*cog*cig*K]
-		pw := b.packedConv(bufs, wv, g, cog, cig*K)
+		pw := b.packedConv(bufs, wv, g, cog, cig, K, a.BF16 && gemm.HasBF16Conv())
 		if pw == nil {
 			if scratch == nil {
 				scratch = convWeightPool.Get().(*gemm.ConvWeight)
@@ -331,25 +332,34 @@ var convWeightPool = sync.Pool{New: func() any { return new(gemm.ConvWeight) }}
 // convKey identifies a constant convolution weight (one group of it) by
 // where it lives.
 type convKey struct {
-	data        uintptr
-	off, group  int
-	rows, depth int
+	data            uintptr
+	off, group      int
+	rows, cin, taps int
+	bf16            bool
 }
 
 // packedConv returns group g of a weight that lives in read-only (wrapped)
-// memory packed for gemm.Conv1d, packing it on first use; nil when the
-// weight may change between launches.
-func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, depth int) *gemm.ConvWeight {
+// memory packed for gemm.Conv1d (in bfloat16 for the AMX path when bf16 is
+// set), packing it on first use; nil when the weight may change between
+// launches. Such weights are packed per call, always in float32.
+func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, cin, taps int, bf16 bool) *gemm.ConvWeight {
 	wb, ok := bufs[wv.Slot].(*buffer)
 	if !ok || !wb.wrapped {
 		return nil
 	}
-	key := convKey{data: uintptr(unsafe.Pointer(unsafe.SliceData(wb.b))), off: wv.Offset, group: g, rows: rows, depth: depth}
+	key := convKey{data: uintptr(unsafe.Pointer(unsafe.SliceData(wb.b))), off: wv.Offset, group: g, rows: rows, cin: cin, taps: taps, bf16: bf16}
 	if pw, ok := b.convW.Load(key); ok {
 		return pw.(*gemm.ConvWeight)
 	}
+	depth := cin * taps
 	w := f32s(bufs, wv)[wv.Offset+g*rows*depth:]
-	pw := gemm.Default().PackConvWeight(rows, depth, w, depth)
+	var pw *gemm.ConvWeight
+	if bf16 {
+		pw = gemm.Default().PackConvWeightBF16(rows, cin, taps, w[:rows*depth])
+	}
+	if pw == nil {
+		pw = gemm.Default().PackConvWeight(rows, depth, w, depth)
+	}
 	actual, _ := b.convW.LoadOrStore(key, pw)
 	return actual.(*gemm.ConvWeight)
 }

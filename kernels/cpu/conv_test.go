@@ -10,6 +10,7 @@ import (
 
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
 
 // convRef is conv1d in float64 with the bound Σ|w·x| + |b| per output.
@@ -146,6 +147,47 @@ func TestMatMulConstantWeight(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestConv1dBF16Option runs a convolution with ConvOpts.BF16 and a
+// constant weight: on a machine with AMX-BF16 it must equal float64 on
+// the operands rounded to bfloat16 (within float32 summation), elsewhere
+// the float32 result.
+func TestConv1dBF16Option(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const cin, cout, l, k, dil = 128, 128, 500, 7, 3
+	w, bias := randF32(r, cout*cin*k), randF32(r, cout)
+	x := randF32(r, cin*l)
+	amx := gemm.HasBF16Conv()
+	ref := func(v []float32) []float32 {
+		if !amx {
+			return v
+		}
+		out := make([]float32, len(v))
+		for i, f := range v {
+			b := math.Float32bits(f)
+			out[i] = math.Float32frombits((b + 0x7FFF + (b>>16)&1) &^ 0xFFFF)
+		}
+		return out
+	}
+	want, mag, _ := convRef(ref(x), ref(w), bias, 1, cin, l, cout, k, 1, 9, 9, dil, 1)
+	eng := graph.NewEngine(cpu.New())
+	g := graph.New()
+	y := g.InputF32("x", graph.Shape{1, cin, l}, x).Conv1d(
+		g.Param("w", graph.F32, graph.Shape{cout, cin, k}, bytesOf(w)),
+		g.Param("b", graph.F32, graph.Shape{cout}, bytesOf(bias)),
+		graph.ConvOpts{Padding: 9, Dilation: dil, BF16: true})
+	vals, err := eng.Eval(context.Background(), y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := vals[0].F32()
+	eps := float64(cin*k+2) * 0x1p-23
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= eps*mag[i]+1e-30) {
+			t.Fatalf("AMX %v: y[%d] = %v, want %v (|diff| %.3g > %.3g)", amx, i, got[i], want[i], d, eps*mag[i])
 		}
 	}
 }

@@ -218,6 +218,16 @@ func BenchmarkConv1d(b *testing.B) {
 			}
 			reportRate(b, flops, cpu0, "GFLOP/s")
 		})
+		if bw := e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w); bw != nil {
+			b.Run(fmt.Sprintf("amx-bf16/%s", tc), func(b *testing.B) {
+				b.ReportAllocs()
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					e.Conv1d(bw, s, x, tc.l, y, lout, bias)
+				}
+				reportRate(b, flops, cpu0, "GFLOP/s")
+			})
+		}
 		col := make([]float32, tc.cin*tc.k*lout)
 		b.Run(fmt.Sprintf("im2col/%s", tc), func(b *testing.B) {
 			cpu0 := cpuSeconds()

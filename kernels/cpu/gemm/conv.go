@@ -53,7 +53,16 @@ type ConvWeight struct {
 	kc     int       // depth of every block but the last
 	panels int       // A micro-panels: ceil(m/mr)
 	data   []float32 // block b at b·kc·panels·mr: panels × (mr × its depth)
+
+	// The AMX form (PackConvWeightBF16) instead: A tiles [16-row block]
+	// [step] [16][32] in bfloat16, steps = k·cinP/32.
+	bf           []uint16
+	cin, k, cinP int
+	steps        int
 }
+
+// BF16 reports whether the weight was packed for the bfloat16 (AMX) path.
+func (w *ConvWeight) BF16() bool { return w.bf != nil }
 
 // Rows returns the number of output channels (Cout).
 func (w *ConvWeight) Rows() int { return w.m }
@@ -62,7 +71,7 @@ func (w *ConvWeight) Rows() int { return w.m }
 func (w *ConvWeight) Depth() int { return w.depth }
 
 // Bytes returns the packed size, for memory accounting.
-func (w *ConvWeight) Bytes() int { return 4 * len(w.data) }
+func (w *ConvWeight) Bytes() int { return 4*len(w.data) + 2*len(w.bf) }
 
 // convKernel returns the engine's microkernel for convolutions: the Go
 // kernel it runs (also set, to the best for the CPU, when its SGEMM goes to
@@ -137,6 +146,9 @@ func (s Conv1dShape) check(w *ConvWeight) {
 	if s.Cin*s.K != w.depth {
 		panic(fmt.Sprintf("gemm: Conv1d: weight depth %d ≠ Cin·K = %d·%d", w.depth, s.Cin, s.K))
 	}
+	if w.bf != nil && (s.Cin != w.cin || s.K != w.k) {
+		panic(fmt.Sprintf("gemm: Conv1d: bfloat16 weight for %d channels × %d taps, shape has %d × %d", w.cin, w.k, s.Cin, s.K))
+	}
 }
 
 // Conv1d computes y[co·ldy + t] = bias[co] + Σ_{ci,k} w[co, ci·K + k] ·
@@ -174,6 +186,7 @@ type convJob struct {
 	bias []float32
 	ldx  int
 	ldy  int
+	amx  bool // the weight is in AMX form
 
 	// Window geometry: window row (ci·Stride + r) holds input frames
 	// Stride·(u + u0) + r for u < width, with u0 = j0 + amin for the
@@ -185,11 +198,12 @@ type convJob struct {
 	rowTasks, perTask  int // A micro-panels per row task
 
 	win  [][]float32 // per worker slot: the input window
+	bwin [][]uint32  // per worker slot: the bfloat16 window (AMX)
 	cbuf [][]float32 // per worker slot: the task's C block
 }
 
 func newConvJob(e *Engine) *convJob {
-	j := &convJob{win: make([][]float32, e.threads), cbuf: make([][]float32, e.threads)}
+	j := &convJob{win: make([][]float32, e.threads), bwin: make([][]uint32, e.threads), cbuf: make([][]float32, e.threads)}
 	j.team.init(j.task)
 	return j
 }
@@ -221,6 +235,11 @@ func (j *convJob) setup(w *ConvWeight, s Conv1dShape, x []float32, ldx int, y []
 		}
 	}
 	j.amin = amin
+	j.amx = w.bf != nil
+	if j.amx {
+		j.setupAMX(w, s, threads)
+		return
+	}
 
 	flops := 2 * w.m * w.depth * s.Lout
 	j.workers = max(1, min(threads, flops/minFlopsPerWorker))
@@ -255,6 +274,10 @@ func (j *convJob) setup(w *ConvWeight, s Conv1dShape, x []float32, ldx int, y []
 }
 
 func (j *convJob) task(t, slot int) {
+	if j.amx {
+		j.amxTask(t, slot)
+		return
+	}
 	w, s := j.w, j.s
 	kern := w.kern
 	mr, nr := kern.mr, kern.nr

@@ -233,3 +233,62 @@ func TestConv1dBadArgumentsPanic(t *testing.T) {
 		})
 	}
 }
+
+// TestConv1dBF16 checks the AMX path against float64 on the same operands
+// rounded to bfloat16: the only error left is float32 accumulation.
+func TestConv1dBF16(t *testing.T) {
+	if !HasBF16Conv() {
+		t.Skip("no AMX-BF16 on this machine (or the OS withholds it): nothing to test")
+	}
+	r := rand.New(rand.NewPCG(19, 20))
+	round := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i, v := range x {
+			y[i] = math.Float32frombits(uint32(toBF16(v)) << 16)
+		}
+		return y
+	}
+	for _, tc := range append(convCases(), convCase{128, 128, 11, 700, 1, 5, 25, 25, true}, convCase{64, 22, 1, 333, 1, 1, 0, 0, true}) {
+		w := randSlice(r, tc.cout*tc.cin*tc.k)
+		x := randSlice(r, tc.cin*tc.l)
+		var bias []float32
+		if tc.bias {
+			bias = randSlice(r, tc.cout)
+		}
+		want, mag := refConv(tc, round(w), round(x), bias)
+		lout := tc.lout()
+		for _, threads := range []int{1, 2, 3} {
+			e, err := NewGo(threads, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pw := e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w)
+			if pw == nil || !pw.BF16() {
+				t.Fatal("PackConvWeightBF16 gave no AMX weight on an AMX machine")
+			}
+			ldy := lout + 3
+			y := randSlice(r, tc.cout*ldy)
+			y0 := append([]float32(nil), y...)
+			s := Conv1dShape{Cin: tc.cin, L: tc.l, K: tc.k, Stride: tc.stride, Dilation: tc.dil, PadLeft: tc.padL, Lout: lout}
+			e.Conv1d(pw, s, x, tc.l, y, ldy, bias)
+			compareSGEMM(t, fmt.Sprintf("amx/%dt %s", threads, tc), y, y0, ldy, want, mag, tc.cout, lout, tc.cin*tc.k)
+		}
+	}
+}
+
+func TestBF16PairsMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, n := range []int{1, 15, 16, 17, 40, 64} {
+		x0, x1 := randSlice(r, n), randSlice(r, n)
+		x0[0] = float32(math.Inf(-1))
+		x1[n-1] = float32(math.NaN())
+		got := make([]uint32, n)
+		pairBF16(got, x0, x1)
+		for i := range got {
+			want := uint32(toBF16(x0[i])) | uint32(toBF16(x1[i]))<<16
+			if got[i] != want {
+				t.Fatalf("n=%d: pair %d = %#x, want %#x", n, i, got[i], want)
+			}
+		}
+	}
+}
