@@ -13,6 +13,7 @@ import (
 	"github.com/tensorforge/forge/dsp/fft"
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
 	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/safetensors"
 )
@@ -199,45 +200,62 @@ func TestGoldenDurations(t *testing.T) {
 	}
 }
 
+// TestGoldenParity checks the default model (bfloat16 generator stage
+// where the CPU has AMX) and, where that differs, the float32 one.
 func TestGoldenParity(t *testing.T) {
-	m := loadTestModel(t)
-	for _, name := range goldenCases {
-		t.Run(name, func(t *testing.T) {
-			if testing.Short() && !strings.HasPrefix(name, "hello") {
-				t.Skip("-short: the hello cases only")
-			}
-			g := loadGolden(t, name)
-			tr, err := m.Forward(context.Background(), g.ids, g.style, g.speed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range g.dur {
-				if tr.Durations[i] != g.dur[i] {
-					t.Fatalf("pred_dur[%d] = %d, golden %d", i, tr.Durations[i], g.dur[i])
-				}
-			}
-			f0, nn, asr := relL2(tr.F0, g.f0), relL2(tr.N, g.n), relL2(tr.ASR, g.asr)
-			t.Logf("f0_pred relL2 %.2e, n_pred %.2e, asr_aligned %.2e", f0, nn, asr)
-			for _, c := range []struct {
-				what string
-				v    float64
-			}{{"f0_pred", f0}, {"n_pred", nn}, {"asr_aligned", asr}} {
-				if !(c.v <= 1e-3) {
-					t.Errorf("%s rel L2 %.3g > 1e-3", c.what, c.v)
-				}
-			}
-			if len(tr.Audio) != len(g.waveform) {
-				t.Fatalf("waveform length %d, golden %d", len(tr.Audio), len(g.waveform))
-			}
-			r, p, ls := relL2(tr.Audio, g.waveform), pearson(tr.Audio, g.waveform), logSpectralRMS(t, tr.Audio, g.waveform)
-			t.Logf("waveform: %d samples, rel L2 %.4f, Pearson %.5f, log-spectral RMS %.4f", len(tr.Audio), r, p, ls)
-			if !(ls <= 0.15) {
-				t.Errorf("log10 STFT magnitude RMS difference %.4f > 0.15", ls)
-			}
-			if !(r <= 0.2) || !(p >= 0.99) {
-				t.Errorf("waveform rel L2 %.4f (≤ 0.2), Pearson %.5f (≥ 0.99)", r, p)
-			}
-		})
+	models := []struct {
+		mode string
+		m    *Model
+	}{{"default", loadTestModel(t)}}
+	if gemm.HasBF16Conv() {
+		models = append(models, struct {
+			mode string
+			m    *Model
+		}{"float32", models[0].m.Float32()})
+	}
+	for _, mm := range models {
+		for _, name := range goldenCases {
+			t.Run(mm.mode+"/"+name, func(t *testing.T) {
+				testGoldenCase(t, mm.m, name)
+			})
+		}
+	}
+}
+
+func testGoldenCase(t *testing.T, m *Model, name string) {
+	if testing.Short() && !strings.HasPrefix(name, "hello") {
+		t.Skip("-short: the hello cases only")
+	}
+	g := loadGolden(t, name)
+	tr, err := m.Forward(context.Background(), g.ids, g.style, g.speed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.dur {
+		if tr.Durations[i] != g.dur[i] {
+			t.Fatalf("pred_dur[%d] = %d, golden %d", i, tr.Durations[i], g.dur[i])
+		}
+	}
+	f0, nn, asr := relL2(tr.F0, g.f0), relL2(tr.N, g.n), relL2(tr.ASR, g.asr)
+	t.Logf("f0_pred relL2 %.2e, n_pred %.2e, asr_aligned %.2e", f0, nn, asr)
+	for _, c := range []struct {
+		what string
+		v    float64
+	}{{"f0_pred", f0}, {"n_pred", nn}, {"asr_aligned", asr}} {
+		if !(c.v <= 1e-3) {
+			t.Errorf("%s rel L2 %.3g > 1e-3", c.what, c.v)
+		}
+	}
+	if len(tr.Audio) != len(g.waveform) {
+		t.Fatalf("waveform length %d, golden %d", len(tr.Audio), len(g.waveform))
+	}
+	r, p, ls := relL2(tr.Audio, g.waveform), pearson(tr.Audio, g.waveform), logSpectralRMS(t, tr.Audio, g.waveform)
+	t.Logf("waveform: %d samples, rel L2 %.4f, Pearson %.5f, log-spectral RMS %.4f", len(tr.Audio), r, p, ls)
+	if !(ls <= 0.15) {
+		t.Errorf("log10 STFT magnitude RMS difference %.4f > 0.15", ls)
+	}
+	if !(r <= 0.2) || !(p >= 0.99) {
+		t.Errorf("waveform rel L2 %.4f (≤ 0.2), Pearson %.5f (≥ 0.99)", r, p)
 	}
 }
 

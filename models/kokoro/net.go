@@ -10,9 +10,10 @@ import (
 // as graph parameters (by reference, never copied) and remembers the first
 // weight that was missing, so that a bad artifact is reported by name.
 type net struct {
-	g   *graph.Graph
-	w   *Weights
-	err error
+	g       *graph.Graph
+	w       *Weights
+	err     error
+	float32 bool // no bfloat16 layers (Model.Float32)
 }
 
 func newNet(w *Weights) *net { return &net{g: graph.New(), w: w} }
