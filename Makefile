@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all deps models demo test vet cross-vet bench race fmt-check
+.PHONY: all deps models demo test vet cross-vet lint arm64-test bench race fmt-check
 
 all: test
 
@@ -36,8 +36,19 @@ cross-vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# test is the README's test command: system packages, model files, format,
+# vet, every package's tests, and the flow packages once more under -race.
 test: deps models fmt-check vet
 	$(GO) test -count=1 $(PKGS)
+	$(GO) test -race -count=1 ./stage/... ./pipeline/... ./scorecards/...
+
+# lint runs staticcheck at a pinned version (fetched through the module proxy).
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+# arm64-test runs the NEON kernels under qemu (apt-get install qemu-user).
+arm64-test:
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) test -count=1 -exec qemu-aarch64 ./kernels/neon/... ./kernels/cpu/gemm/...
 
 race:
 	$(GO) test -race -count=1 ./stage/... ./pipeline/... ./scorecards/...
