@@ -55,17 +55,16 @@ func (n *net) channelBias(name string) graph.Tensor {
 }
 
 // adainResBlock1 is AdaINResBlock1: three rounds of AdaIN → Snake →
-// dilated conv → AdaIN → Snake → conv, each added to its input. bf16 lets
-// the convolutions run in bfloat16 (see generator).
-func (n *net) adainResBlock1(pre string, x, s graph.Tensor, k int, dil [3]int, bf16 bool) graph.Tensor {
+// dilated conv → AdaIN → Snake → conv, each added to its input.
+func (n *net) adainResBlock1(pre string, x, s graph.Tensor, k int, dil [3]int) graph.Tensor {
 	for j := range 3 {
 		js := itoa(j)
 		// convs1's bias is left out (the instance norm after it removes
 		// per-channel constants); convs2's joins the residual sum.
 		xt := n.adaINSnake(pre+".adain1."+js, pre+".alpha1."+js, x, s)
-		xt = n.conv1d(pre+".convs1."+js, xt, false, graph.ConvOpts{Dilation: dil[j], Padding: (k*dil[j] - dil[j]) / 2, BF16: bf16})
+		xt = n.conv1d(pre+".convs1."+js, xt, false, graph.ConvOpts{Dilation: dil[j], Padding: (k*dil[j] - dil[j]) / 2})
 		xt = n.adaINSnake(pre+".adain2."+js, pre+".alpha2."+js, xt, s)
-		xt = n.conv1d(pre+".convs2."+js, xt, false, graph.ConvOpts{Padding: (k - 1) / 2, BF16: bf16})
+		xt = n.conv1d(pre+".convs2."+js, xt, false, graph.ConvOpts{Padding: (k - 1) / 2})
 		x = xt.Add(n.channelBias(pre + ".convs2." + js + ".bias")).Add(x)
 	}
 	return x
@@ -76,12 +75,6 @@ func (n *net) adainResBlock1(pre string, x, s graph.Tensor, k int, dil [3]int, b
 // rate (noise_convs, noise_res) and followed by the mean of three residual
 // blocks (kernels 3, 7, 11); then conv_post to 11 log-magnitudes and 11
 // phases, and the inverse STFT.
-//
-// The second stage (128 channels at 4800 frames per second: three fifths
-// of the model's arithmetic) runs its convolutions in bfloat16 unless the
-// net is float32-only: the rounding leaves the waveform parity figures
-// unchanged to three digits (golden tests), while the first stage in
-// bfloat16 would cost 0.01 of Pearson correlation.
 func (n *net) generator(x, s, har graph.Tensor) graph.Tensor {
 	const g = "decoder.generator."
 	kernelsizes := [3]int{3, 7, 11}
@@ -92,11 +85,8 @@ func (n *net) generator(x, s, har graph.Tensor) graph.Tensor {
 	for i := range 2 {
 		is := itoa(i)
 		x = x.LeakyRelu(0.1)
-		bf16 := i == 1 && !n.float32
-		nopts := noise[i]
-		nopts.BF16 = bf16
-		src := n.conv1d(g+"noise_convs."+is, har, true, nopts)
-		src = n.adainResBlock1(g+"noise_res."+is, src, s, noiseK[i], dil, bf16)
+		src := n.conv1d(g+"noise_convs."+is, har, true, noise[i])
+		src = n.adainResBlock1(g+"noise_res."+is, src, s, noiseK[i], dil)
 		x = n.convTranspose1d(g+"ups."+is, x, ups[i])
 		if i == 1 {
 			x = x.Pad1d(kernels.PadReflect, 1, 0)
@@ -104,7 +94,7 @@ func (n *net) generator(x, s, har graph.Tensor) graph.Tensor {
 		x = x.Add(src)
 		var xs graph.Tensor
 		for j, k := range kernelsizes {
-			r := n.adainResBlock1(g+"resblocks."+itoa(3*i+j), x, s, k, dil, bf16)
+			r := n.adainResBlock1(g+"resblocks."+itoa(3*i+j), x, s, k, dil)
 			if j == 0 {
 				xs = r
 			} else {

@@ -10,10 +10,10 @@ import (
 // as graph parameters (by reference, never copied) and remembers the first
 // weight that was missing, so that a bad artifact is reported by name.
 type net struct {
-	g       *graph.Graph
-	w       *Weights
-	err     error
-	float32 bool // no bfloat16 layers (Model.Float32)
+	g    *graph.Graph
+	w    *Weights
+	err  error
+	bf16 bool // convolutions may run in bfloat16 (see Model.Float32)
 }
 
 func newNet(w *Weights) *net { return &net{g: graph.New(), w: w} }
@@ -52,12 +52,14 @@ func (n *net) linear(prefix string, x graph.Tensor) graph.Tensor {
 }
 
 // conv1d is nn.Conv1d with the folded (weight-normalised) weight; bias is
-// optional (conv1x1 shortcuts have none).
+// optional (conv1x1 shortcuts have none). In a bf16 net it lets the
+// backend round the operands to bfloat16.
 func (n *net) conv1d(prefix string, x graph.Tensor, bias bool, o graph.ConvOpts) graph.Tensor {
 	var b graph.Tensor
 	if bias {
 		b = n.p(prefix + ".bias")
 	}
+	o.BF16 = n.bf16
 	return x.Conv1d(n.p(prefix+".weight"), b, o)
 }
 
