@@ -149,6 +149,17 @@ func meanRstd(x []float32, eps float32) (float32, float32) {
 	return float32(mean), float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
 }
 
+// meanRstdOnePass is meanRstd from one pass over x (sum and sum of
+// squares in float64): group and instance norms run over long sequences,
+// where each pass is a trip through memory.
+func meanRstdOnePass(x []float32, eps float32) (float32, float32) {
+	sum, sq := vmath.SumAndSquaresF64(x)
+	n := float64(len(x))
+	mean := sum / n
+	v := max(sq/n-mean*mean, 0)
+	return float32(mean), float32(1 / math.Sqrt(v+float64(eps)))
+}
+
 // normalize writes (x−mean)·rstd, then ·w + bias where given (w and bias
 // are indexed like x).
 func normalize(x, y []float32, mean, rstd float32, w, bias []float32) {
@@ -209,7 +220,7 @@ func groupNormRows(x, y, w, bias []float32, C, L, G int, eps float32, lo, hi int
 		for r := lo; r < hi; r++ {
 			n, g := r/G, r%G
 			base := (n*C + g*cg) * L
-			mean, rstd := meanRstd(x[base:base+cg*L], eps)
+			mean, rstd := meanRstdOnePass(x[base:base+cg*L], eps)
 			for c := g * cg; c < (g+1)*cg; c++ {
 				off := (n*C + c) * L
 				xr, yr := x[off:off+L], y[off:off+L]

@@ -55,6 +55,16 @@ func SumF64(x []float32) float64 {
 	return sumF64(x)
 }
 
+// SumAndSquaresF64 returns Σ x[i] and Σ x[i]², accumulated in float64 in
+// one pass: the moments of a one-pass variance (exact enough in float64
+// for float32 data unless |mean|/std exceeds about 10⁶).
+func SumAndSquaresF64(x []float32) (sum, sq float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	return sumSqF64(x)
+}
+
 // SumSqDevF64 returns Σ (x[i] − mean)², accumulated in float64: the
 // second pass of a two-pass variance.
 func SumSqDevF64(x []float32, mean float64) float64 {
@@ -120,4 +130,13 @@ func sumSqDevF64Go(x []float32, mean float64) float64 {
 		s += d * d
 	}
 	return s
+}
+
+func sumSqF64Go(x []float32) (sum, sq float64) {
+	for _, v := range x {
+		f := float64(v)
+		sum += f
+		sq += f * f
+	}
+	return sum, sq
 }

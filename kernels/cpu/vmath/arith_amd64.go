@@ -52,3 +52,13 @@ func sumSqDevF64(x []float32, mean float64) float64 {
 	}
 	return sumSqDevF64Go(x, mean)
 }
+
+//go:noescape
+func sumSqF64AVX512(x *float32, n int) (sum, sq float64)
+
+func sumSqF64(x []float32) (float64, float64) {
+	if hasAVX512 {
+		return sumSqF64AVX512(&x[0], len(x))
+	}
+	return sumSqF64Go(x)
+}

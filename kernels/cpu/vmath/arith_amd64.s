@@ -364,3 +364,57 @@ ssd_done:
 	VMOVSD X4, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func sumSqF64AVX512(x *float32, n int) (sum, sq float64)
+TEXT ·sumSqF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z12, Z12, Z12
+
+sq_loop:
+	CMPQ        CX, $16
+	JL          sq8
+	VCVTPS2PD   (SI), Z0
+	VCVTPS2PD   32(SI), Z1
+	VADDPD      Z0, Z4, Z4
+	VADDPD      Z1, Z6, Z6
+	VFMADD231PD Z0, Z0, Z10
+	VFMADD231PD Z1, Z1, Z12
+	ADDQ        $64, SI
+	SUBQ        $16, CX
+	JMP         sq_loop
+
+sq8:
+	CMPQ        CX, $8
+	JL          sq_reduce
+	VCVTPS2PD   (SI), Z0
+	VADDPD      Z0, Z4, Z4
+	VFMADD231PD Z0, Z0, Z10
+	ADDQ        $32, SI
+	SUBQ        $8, CX
+
+sq_reduce:
+	VADDPD Z6, Z4, Z4
+	HSUMPD
+	VMOVAPD X4, X8
+	VADDPD  Z12, Z10, Z4
+	HSUMPD
+
+sq_tail:
+	TESTQ       CX, CX
+	JZ          sq_done
+	VCVTSS2SD   (SI), X5, X5
+	VADDSD      X5, X8, X8
+	VFMADD231SD X5, X5, X4
+	ADDQ        $4, SI
+	DECQ        CX
+	JMP         sq_tail
+
+sq_done:
+	VMOVSD X8, sum+16(FP)
+	VMOVSD X4, sq+24(FP)
+	VZEROUPPER
+	RET

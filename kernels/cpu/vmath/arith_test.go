@@ -47,6 +47,13 @@ func TestArithMatchesGo(t *testing.T) {
 		if g := SumF64(a); math.Abs(g-s) > 1e-12*float64(n) {
 			t.Errorf("n=%d: SumF64 = %v, want %v", n, g, s)
 		}
+		var sq float64
+		for _, v := range a {
+			sq += float64(v) * float64(v)
+		}
+		if g, q := SumAndSquaresF64(a); math.Abs(g-s) > 1e-12*float64(n) || math.Abs(q-sq) > 1e-12*float64(n) {
+			t.Errorf("n=%d: SumAndSquaresF64 = %v, %v, want %v, %v", n, g, q, s, sq)
+		}
 		if g := SumSqDevF64(a, mean); math.Abs(g-ss) > 1e-12*float64(n) {
 			t.Errorf("n=%d: SumSqDevF64 = %v, want %v", n, g, ss)
 		}
