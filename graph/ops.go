@@ -347,10 +347,11 @@ type ConvOpts struct {
 	Dilation      int
 	Groups        int
 	OutputPadding int // ConvTranspose1d only
-	// BF16 lets a Conv1d round its operands to bfloat16 (products summed
-	// in float32) where the backend has a faster path for that, such as
-	// the CPU's AMX tiles; elsewhere it changes nothing. It is for layers
-	// whose users measured that the rounding is harmless.
+	// BF16 lets a Conv1d or ConvTranspose1d round its operands to
+	// bfloat16 (products summed in float32) where the backend has a faster
+	// path for that, such as the CPU's AMX tiles; elsewhere it changes
+	// nothing. It is for layers whose users measured that the rounding is
+	// harmless.
 	BF16 bool
 }
 

@@ -133,7 +133,7 @@ type ConvAttr struct {
 	Dilation      int
 	Groups        int
 	OutputPadding int  // transposed convolution only
-	BF16          bool // Conv1d may round its operands to bfloat16 (see graph.ConvOpts)
+	BF16          bool // the convolution may round its operands to bfloat16 (see graph.ConvOpts)
 }
 
 // LSTMAttr configures OpLSTM.
