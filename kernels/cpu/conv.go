@@ -212,8 +212,10 @@ func (b *Backend) depthwise(x, w, bias, y []float32, N, C, L, K, Lout int, a ker
 	})
 }
 
-// convTranspose1d implements OpConvTranspose1d as GEMM (Wᵀ·x) followed by
-// col2im, or a direct loop for depthwise weights.
+// convTranspose1d implements OpConvTranspose1d: as stride-many ordinary
+// convolutions on gemm.Conv1d where it has an offset microkernel
+// (polyphaseConvT), else as GEMM (Wᵀ·x) followed by col2im; depthwise
+// weights run a direct loop.
 func (b *Backend) convTranspose1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	xv, wv, out := s.In[0], s.In[1], s.Out[0]
 	a, ok := s.Attr.(kernels.ConvAttr)
@@ -234,6 +236,10 @@ func (b *Backend) convTranspose1d(s *kernels.Step, bufs []kernels.Buffer) error 
 		bias = f32s(bufs, s.In[2])[s.In[2].Offset:]
 	}
 	if N*Cout*Lout == 0 {
+		return nil
+	}
+	if e := gemm.Default(); a.Dilation == 1 && !(cig == 1 && cog == 1) && e.ConvPath() != "go" && wv.Contiguous() {
+		b.polyphaseConvT(e, bufs, wv, x, w, bias, y, N, Cin, L, Cout, K, Lout, a)
 		return nil
 	}
 	// start from the bias
@@ -359,6 +365,148 @@ func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, ci
 	}
 	if pw == nil {
 		pw = gemm.Default().PackConvWeight(rows, depth, w, depth)
+	}
+	actual, _ := b.convW.LoadOrStore(key, pw)
+	return actual.(*gemm.ConvWeight)
+}
+
+// polyphaseConvT runs a transposed convolution (dilation 1) as S ordinary
+// ones, one per output phase: output frame t = q·S + r − P collects
+// x[q − m]·w[r + S·m] for m < K_r = ⌈(K − r)/S⌉, a K_r-tap convolution of x
+// with the phase's taps reversed. Each phase's frames are computed
+// contiguously (bias included) and then spread into y with stride S: no
+// col2im scatter-add, and the weights of each phase are packed once.
+func (b *Backend) polyphaseConvT(e *gemm.Engine, bufs []kernels.Buffer, wv kernels.View, x, w, bias, y []float32, N, Cin, L, Cout, K, Lout int, a kernels.ConvAttr) {
+	G, S, P := a.Groups, a.Stride, a.PadLeft
+	cig, cog := Cin/G, Cout/G
+	var scratch *gemm.ConvWeight
+	for g := 0; g < G; g++ {
+		var bg []float32
+		if bias != nil {
+			bg = bias[g*cog : (g+1)*cog]
+		}
+		for r := 0; r < S; r++ {
+			q0 := -floorDivInt(r-P, S) // first q with q·S + r − P ≥ 0
+			t0 := q0*S + r - P
+			if t0 >= Lout {
+				continue
+			}
+			lr := (Lout-1-t0)/S + 1
+			kr := (K - r + S - 1) / S
+			colp := getCol(cog * lr)
+			tmp := *colp
+			if kr <= 0 {
+				for co := 0; co < cog; co++ {
+					var v float32
+					if bg != nil {
+						v = bg[co]
+					}
+					row := tmp[co*lr : (co+1)*lr]
+					for i := range row {
+						row[i] = v
+					}
+				}
+			} else {
+				pw := b.packedConvT(bufs, wv, g, r, cig, cog, K, S, kr, a.BF16 && gemm.HasBF16Conv())
+				if pw == nil {
+					if scratch == nil {
+						scratch = convWeightPool.Get().(*gemm.ConvWeight)
+						defer convWeightPool.Put(scratch)
+					}
+					wp := getCol(cog * cig * kr)
+					phaseWeight(*wp, w, g, r, cig, cog, K, S, kr)
+					e.PackConvWeightInto(scratch, cog, cig*kr, *wp, cig*kr)
+					colPool.Put(wp)
+					pw = scratch
+				}
+				shape := gemm.Conv1dShape{Cin: cig, L: L, K: kr, Stride: 1, Dilation: 1, PadLeft: kr - 1 - q0, Lout: lr}
+				for n := 0; n < N; n++ {
+					xg := x[(n*Cin+g*cig)*L : (n*Cin+(g+1)*cig)*L]
+					if n > 0 {
+						// tmp holds batch item n−1's phase: spread it first.
+						spreadPhase(y[((n-1)*Cout+g*cog)*Lout:], tmp, cog, lr, Lout, t0, S)
+					}
+					e.Conv1d(pw, shape, xg, L, tmp, lr, bg)
+				}
+				spreadPhase(y[((N-1)*Cout+g*cog)*Lout:], tmp, cog, lr, Lout, t0, S)
+				colPool.Put(colp)
+				continue
+			}
+			for n := 0; n < N; n++ {
+				spreadPhase(y[(n*Cout+g*cog)*Lout:], tmp, cog, lr, Lout, t0, S)
+			}
+			colPool.Put(colp)
+		}
+	}
+}
+
+// spreadPhase writes one phase's frames (cog rows of lr) into y (rows of
+// Lout) at t0, t0 + S, ….
+func spreadPhase(y, tmp []float32, cog, lr, Lout, t0, S int) {
+	for co := 0; co < cog; co++ {
+		src := tmp[co*lr : (co+1)*lr]
+		dst := y[co*Lout:]
+		for i, v := range src {
+			dst[t0+i*S] = v
+		}
+	}
+}
+
+// phaseWeight writes phase r of a transposed-convolution weight w [Cin,
+// cog, K] (group g) as an ordinary convolution weight [cog, cig, kr]: tap j
+// is w's tap r + S·(kr − 1 − j).
+func phaseWeight(dst, w []float32, g, r, cig, cog, K, S, kr int) {
+	for co := 0; co < cog; co++ {
+		for ci := 0; ci < cig; ci++ {
+			src := w[((g*cig+ci)*cog+co)*K:]
+			out := dst[(co*cig+ci)*kr : (co*cig+ci+1)*kr]
+			for j := range out {
+				out[j] = src[r+S*(kr-1-j)]
+			}
+		}
+	}
+}
+
+// floorDivInt divides rounding toward −∞.
+func floorDivInt(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// convTKey identifies one phase of a constant transposed-convolution
+// weight.
+type convTKey struct {
+	data       uintptr
+	off, group int
+	phase, s   int
+	cig, cog   int
+	taps       int
+	bf16       bool
+}
+
+// packedConvT returns phase r of group g of a constant (wrapped) transposed
+// convolution weight, packed on first use (in bfloat16 for the AMX path
+// when bf16 is set); nil for weights that may change.
+func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig, cog, K, S, kr int, bf16 bool) *gemm.ConvWeight {
+	wb, ok := bufs[wv.Slot].(*buffer)
+	if !ok || !wb.wrapped {
+		return nil
+	}
+	key := convTKey{data: uintptr(unsafe.Pointer(unsafe.SliceData(wb.b))), off: wv.Offset, group: g, phase: r, s: S, cig: cig, cog: cog, taps: K, bf16: bf16}
+	if pw, ok := b.convW.Load(key); ok {
+		return pw.(*gemm.ConvWeight)
+	}
+	wp := make([]float32, cog*cig*kr)
+	phaseWeight(wp, f32s(bufs, wv)[wv.Offset:], g, r, cig, cog, K, S, kr)
+	var pw *gemm.ConvWeight
+	if bf16 {
+		pw = gemm.Default().PackConvWeightBF16(cog, cig, kr, wp)
+	}
+	if pw == nil {
+		pw = gemm.Default().PackConvWeight(cog, cig*kr, wp, cig*kr)
 	}
 	actual, _ := b.convW.LoadOrStore(key, pw)
 	return actual.(*gemm.ConvWeight)

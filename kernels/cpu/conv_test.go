@@ -191,3 +191,124 @@ func TestConv1dBF16Option(t *testing.T) {
 		}
 	}
 }
+
+// convTRef is conv_transpose1d in float64 (w [Cin, Cout/groups, K]) with
+// the bound Σ|w·x| + |b| per output.
+func convTRef(x, w, b []float32, N, Cin, L, Cout, K, stride, pad, outPad, dil, groups int) (want, mag []float64, Lout int) {
+	Lout = (L-1)*stride - 2*pad + dil*(K-1) + outPad + 1
+	cig, cog := Cin/groups, Cout/groups
+	want, mag = make([]float64, N*Cout*Lout), make([]float64, N*Cout*Lout)
+	for n := 0; n < N; n++ {
+		for co := 0; co < Cout; co++ {
+			for t := 0; t < Lout; t++ {
+				if b != nil {
+					want[(n*Cout+co)*Lout+t] = float64(b[co])
+					mag[(n*Cout+co)*Lout+t] = math.Abs(float64(b[co]))
+				}
+			}
+		}
+		for ci := 0; ci < Cin; ci++ {
+			g := ci / cig
+			for i := 0; i < L; i++ {
+				for c := 0; c < cog; c++ {
+					co := g*cog + c
+					for k := 0; k < K; k++ {
+						if t := i*stride + k*dil - pad; t >= 0 && t < Lout {
+							p := float64(x[(n*Cin+ci)*L+i]) * float64(w[(ci*cog+c)*K+k])
+							want[(n*Cout+co)*Lout+t] += p
+							mag[(n*Cout+co)*Lout+t] += math.Abs(p)
+						}
+					}
+				}
+			}
+		}
+	}
+	return want, mag, Lout
+}
+
+// TestConvTranspose1dPaths runs transposed convolutions (the polyphase
+// path: constant weights packed once per phase, run-time ones per call)
+// against float64.
+func TestConvTranspose1dPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	cases := []struct {
+		n, cin, cout, l, k, stride, pad, outPad, dil, groups int
+	}{
+		{1, 64, 32, 30, 20, 10, 5, 0, 1, 1}, // Kokoro ups.0
+		{1, 32, 16, 50, 12, 6, 3, 0, 1, 1},  // Kokoro ups.1
+		{2, 6, 4, 9, 3, 5, 1, 2, 1, 2},      // K < stride: empty phases, groups, batch
+		{1, 8, 8, 11, 4, 1, 1, 0, 1, 1},     // stride 1
+		{1, 5, 7, 13, 7, 3, 4, 1, 1, 1},     // output padding
+		{1, 4, 6, 10, 3, 2, 1, 0, 2, 1},     // dilation: the col2im path
+	}
+	eng := graph.NewEngine(cpu.New())
+	for _, c := range cases {
+		for _, constW := range []bool{true, false} {
+			w := randF32(r, c.cin*c.cout/c.groups*c.k)
+			bias := randF32(r, c.cout)
+			for run := 0; run < 2; run++ {
+				x := randF32(r, c.n*c.cin*c.l)
+				g := graph.New()
+				ws := graph.Shape{c.cin, c.cout / c.groups, c.k}
+				var wt graph.Tensor
+				if constW {
+					wt = g.Param("w", graph.F32, ws, bytesOf(w))
+				} else {
+					wt = g.InputF32("w", ws, w)
+				}
+				y := g.InputF32("x", graph.Shape{c.n, c.cin, c.l}, x).ConvTranspose1d(wt, g.Param("b", graph.F32, graph.Shape{c.cout}, bytesOf(bias)),
+					graph.ConvOpts{Stride: c.stride, Padding: c.pad, OutputPadding: c.outPad, Dilation: c.dil, Groups: c.groups})
+				vals, err := eng.Eval(context.Background(), y)
+				if err != nil {
+					t.Fatalf("%+v: %v", c, err)
+				}
+				got := vals[0].F32()
+				want, mag, _ := convTRef(x, w, bias, c.n, c.cin, c.l, c.cout, c.k, c.stride, c.pad, c.outPad, c.dil, c.groups)
+				if len(got) != len(want) {
+					t.Fatalf("%+v: %d outputs, want %d", c, len(got), len(want))
+				}
+				eps := float64(c.cin*c.k+2) * 0x1p-23
+				for i := range want {
+					if d := math.Abs(float64(got[i]) - want[i]); !(d <= eps*mag[i]+1e-30) {
+						t.Fatalf("%+v const=%v run %d: y[%d] = %v, want %v", c, constW, run, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestConvTranspose1dBF16Option: with BF16 and a constant weight, the
+// polyphase path runs on AMX where there is one; the result must match
+// float64 on bfloat16-rounded operands there, float32 elsewhere.
+func TestConvTranspose1dBF16Option(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const cin, cout, l, k, stride, pad = 64, 32, 40, 20, 10, 5
+	w, bias, x := randF32(r, cin*cout*k), randF32(r, cout), randF32(r, cin*l)
+	round := func(v []float32) []float32 {
+		if !gemm.HasBF16Conv() {
+			return v
+		}
+		out := make([]float32, len(v))
+		for i, f := range v {
+			b := math.Float32bits(f)
+			out[i] = math.Float32frombits((b + 0x7FFF + (b>>16)&1) &^ 0xFFFF)
+		}
+		return out
+	}
+	want, mag, _ := convTRef(round(x), round(w), bias, 1, cin, l, cout, k, stride, pad, 0, 1, 1)
+	g := graph.New()
+	y := g.InputF32("x", graph.Shape{1, cin, l}, x).ConvTranspose1d(g.Param("w", graph.F32, graph.Shape{cin, cout, k}, bytesOf(w)),
+		g.Param("b", graph.F32, graph.Shape{cout}, bytesOf(bias)), graph.ConvOpts{Stride: stride, Padding: pad, BF16: true})
+	vals, err := graph.NewEngine(cpu.New()).Eval(context.Background(), y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := vals[0].F32()
+	eps := float64(cin*k+2) * 0x1p-23
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= eps*mag[i]+1e-30) {
+			t.Fatalf("y[%d] = %v, want %v (|diff| %.3g)", i, got[i], want[i], d)
+		}
+	}
+}
