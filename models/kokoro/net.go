@@ -63,8 +63,10 @@ func (n *net) conv1d(prefix string, x graph.Tensor, bias bool, o graph.ConvOpts)
 	return x.Conv1d(n.p(prefix+".weight"), b, o)
 }
 
-// convTranspose1d is nn.ConvTranspose1d with bias.
+// convTranspose1d is nn.ConvTranspose1d with bias (bfloat16 allowed in a
+// bf16 net, as conv1d).
 func (n *net) convTranspose1d(prefix string, x graph.Tensor, o graph.ConvOpts) graph.Tensor {
+	o.BF16 = n.bf16
 	return x.ConvTranspose1d(n.p(prefix+".weight"), n.p(prefix+".bias"), o)
 }
 
