@@ -143,9 +143,14 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 		case kernels.EGeluErf:
 			vmath.GeluErf(d, reg(in.A))
 		case kernels.EGeluTanh:
+			// vmath.GeluTanh32 with the tanh vectorized.
 			a := reg(in.A)
-			for i := range d {
-				d[i] = vmath.GeluTanh32(a[i])
+			for i, x := range a {
+				d[i] = 0.7978845608028654 * (x + 0.044715*x*x*x)
+			}
+			vmath.Tanh(d, d)
+			for i, x := range a {
+				d[i] = 0.5 * x * (1 + d[i])
 			}
 		case kernels.ESilu:
 			a := reg(in.A)

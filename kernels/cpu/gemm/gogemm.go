@@ -20,6 +20,7 @@ const (
 	phaseCompute
 	phaseBatch
 	phaseGemv
+	phaseShort
 )
 
 // minFlopsPerWorker keeps small products on one goroutine: below about 2
@@ -55,10 +56,11 @@ type sgemmJob struct {
 	gv         gemvArgs  // phaseGemv
 	vbuf, obuf []float32 // gemv: gathered strided vector, strided output
 
-	pb    *PackedB    // B packed beforehand (PackB), or nil
-	apack []float32   // shared packed A block
-	bpack [][]float32 // per worker slot: packed B block
-	tile  [][]float32 // per worker slot: mr×nr edge tile
+	pb     *PackedB    // B packed beforehand (PackB), or nil
+	apack  []float32   // shared packed A block
+	ashort []float32   // short products: all of A, packed
+	bpack  [][]float32 // per worker slot: packed B block
+	tile   [][]float32 // per worker slot: mr×nr edge tile
 }
 
 func newSGEMMJob(e *Engine) *sgemmJob {
@@ -111,6 +113,12 @@ func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []fl
 
 	kern := j.kern
 	depthBlock := ceilDiv(k, ceilDiv(k, kern.kc))
+	if pb != nil && m <= shortRows*kern.mr {
+		j.short(depthBlock, beta, workers)
+		j.a, j.b, j.c, j.pb = nil, nil, nil, nil
+		e.jobs.Put(j)
+		return
+	}
 	rowBlock := roundUp(ceilDiv(m, ceilDiv(m, kern.mc)), kern.mr)
 	for ic := 0; ic < m; ic += rowBlock {
 		for pc := 0; pc < k; pc += depthBlock {
@@ -160,6 +168,94 @@ func (j *sgemmJob) task(t, slot int) {
 		j.batchItem(t)
 	case phaseGemv:
 		j.gv.task(t)
+	case phaseShort:
+		j.shortTask(t, slot)
+	}
+}
+
+// shortRows is the most A micro-panels a product with a packed B runs in
+// one parallel phase (see short).
+const shortRows = 6
+
+// short computes a product of a few rows of A by a packed B (a text
+// encoder's tokens by a weight) in one parallel phase: A, small, is packed
+// whole first, and each task runs every depth block of its columns. Such
+// products are bound by streaming the weight; the blocked loop's two
+// barriers per depth block cost more than their arithmetic.
+func (j *sgemmJob) short(depthBlock int, beta float32, workers int) {
+	kern := j.kern
+	mr := kern.mr
+	j.panels = ceilDiv(j.m, mr)
+	need := j.panels * mr * j.k
+	if cap(j.ashort) < need {
+		j.ashort = make([]float32, need)
+	}
+	j.ashort = j.ashort[:need]
+	for pc := 0; pc < j.k; pc += depthBlock {
+		depth := min(depthBlock, j.k-pc)
+		blk := j.ashort[pc*j.panels*mr:]
+		for ir := 0; ir < j.panels; ir++ {
+			packPanel(blk[ir*mr*depth:(ir+1)*mr*depth], mr, min(mr, j.m-ir*mr), depth, j.a, j.lda, ir*mr, pc, j.transA)
+		}
+	}
+	j.depth, j.beta = depthBlock, beta // depth: the blocks' size
+	j.colTasks = ceilDiv(j.n, kern.nc)
+	if workers > 1 {
+		j.colTasks = roundUp(j.colTasks, workers)
+	}
+	j.colBlock = roundUp(ceilDiv(j.n, j.colTasks), kern.nr)
+	j.colTasks = ceilDiv(j.n, j.colBlock)
+	j.phase = phaseShort
+	j.team.parallel(j.colTasks, workers)
+}
+
+// shortTask runs columns [t·colBlock, …) of a short product over the
+// whole depth.
+func (j *sgemmJob) shortTask(t, slot int) {
+	kern := j.kern
+	mr, nr := kern.mr, kern.nr
+	j0 := t * j.colBlock
+	j1 := min(j.n, j0+j.colBlock)
+	if j.tile[slot] == nil {
+		j.tile[slot] = make([]float32, mr*nr)
+	}
+	tile := j.tile[slot]
+	c, ldc, alpha := j.c, j.ldc, j.alpha
+	for pc := 0; pc < j.k; pc += j.depth {
+		depth := min(j.depth, j.k-pc)
+		beta := float32(1)
+		if pc == 0 {
+			beta = j.beta
+		}
+		ablk := j.ashort[pc*j.panels*mr:]
+		bblk := j.pb.block(pc)[j0*depth:]
+		for ir := 0; ir < j.panels; ir++ {
+			ap := ablk[ir*mr*depth:]
+			i := ir * mr
+			rows := min(mr, j.m-i)
+			for jj := j0; jj < j1; jj += nr {
+				cols := min(nr, j1-jj)
+				bs := bblk[(jj-j0)*depth:]
+				if rows == mr && cols == nr {
+					kern.fn(depth, &ap[0], &bs[0], &c[i*ldc+jj], ldc, alpha, beta)
+					continue
+				}
+				kern.fn(depth, &ap[0], &bs[0], &tile[0], nr, 1, 0)
+				for r := 0; r < rows; r++ {
+					dst := c[(i+r)*ldc+jj : (i+r)*ldc+jj+cols]
+					src := tile[r*nr : r*nr+cols]
+					if beta == 0 {
+						for x, v := range src {
+							dst[x] = alpha * v
+						}
+					} else {
+						for x, v := range src {
+							dst[x] = alpha*v + beta*dst[x]
+						}
+					}
+				}
+			}
+		}
 	}
 }
 
