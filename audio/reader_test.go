@@ -12,40 +12,15 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/tensorforge/forge/internal/testenv"
+
 	goaudio "github.com/go-audio/audio"
 	"github.com/go-audio/wav"
 )
 
-// sharedDir finds ../shared beside the repository root (the directory
-// holding go.mod).
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-}
-
 // sharedFile returns the path of a file under ../shared, skipping loudly
 // when the checkout has no ../shared beside it.
-func sharedFile(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(sharedDir(t), rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("SKIPPED: %s not found (%v); tests need the ../shared data directory beside the repository", p, err)
-	}
-	return p
-}
+func sharedFile(t testing.TB, rel string) string { return testenv.Shared(t, rel) }
 
 // s16 decodes little-endian int16 PCM the plain way, as the goldens did.
 func s16(b []byte) []float32 {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tensorforge/forge/internal/testenv"
+
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
 	"github.com/tensorforge/forge/weights"
@@ -31,28 +33,9 @@ func requireModel(t *testing.T) {
 	}
 }
 
-// goldenWAV returns the path of ../shared/golden/audio/<name>.wav relative
-// to the repository root.
+// goldenWAV returns the path of ../shared/golden/audio/<name>.wav.
 func goldenWAV(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = filepath.Dir(dir)
-	}
-	p := filepath.Join(dir, "..", "shared", "golden", "audio", name+".wav")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("SKIPPED: golden audio not found: %v", err)
-	}
-	return p
+	return testenv.Shared(t, "golden", "audio", name+".wav")
 }
 
 // wavBytes builds a 16-bit PCM WAV with interleaved samples.

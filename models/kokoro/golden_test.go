@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 
 	"github.com/tensorforge/forge/dsp/fft"
 	"github.com/tensorforge/forge/graph"
@@ -39,25 +40,8 @@ type golden struct {
 	name, filePath string
 }
 
-// sharedDir walks up from the package to the directory holding go.mod and
-// returns ../shared beside it.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = up
-	}
-}
+// sharedDir returns ../shared beside the repository.
+func sharedDir(t testing.TB) string { return testenv.SharedDir(t) }
 
 func loadGolden(t testing.TB, name string) *golden {
 	t.Helper()

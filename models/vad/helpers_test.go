@@ -3,10 +3,11 @@ package vad_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/graph"
@@ -50,29 +51,11 @@ func testModel(t testing.TB) *vad.Model {
 	return model
 }
 
-// sharedDir returns ../shared relative to the repository root (the folder
-// holding go.mod), skipping loudly when it is absent.
+// sharedDir returns ../shared, skipping loudly when its VAD goldens are absent.
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(filepath.Join(shared, "golden", "vad")); err != nil {
-		t.Skipf("SKIPPED: golden files not found at %s (the shared folder beside the repository): %v", shared, err)
-	}
-	return shared
+	testenv.Shared(t, "golden", "vad")
+	return testenv.SharedDir(t)
 }
 
 // goldenProbs reads `probs` from ../shared/golden/vad/<name>.safetensors.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/graph"
@@ -60,34 +60,8 @@ func model(t testing.TB, size string, prec whisper.Precision) *whisper.Model {
 	return m
 }
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
-
 // shared returns a path under ../shared, skipping when it is absent.
-func shared(t testing.TB, elem ...string) string {
-	t.Helper()
-	p := filepath.Join(append([]string{repoRoot(t), "..", "shared"}, elem...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("SKIPPED: %s is missing (it lives in ../shared beside the repository)", p)
-	}
-	return p
-}
+func shared(t testing.TB, elem ...string) string { return testenv.Shared(t, elem...) }
 
 // goldenFile opens a golden safetensors file.
 func goldenFile(t testing.TB, size, clip string) *safetensors.File {

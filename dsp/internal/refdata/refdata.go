@@ -15,38 +15,17 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 )
 
-// SharedFile returns the path of rel under ../shared (found by walking up
-// from the working directory to the one holding go.mod), or skips t loudly
+// SharedFile returns the path of rel under ../shared, or skips t loudly
 // when the file is absent.
-func SharedFile(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("refdata: no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("SKIPPED: reference file %s is missing (%v); these tests need the ../shared directory beside the repository", p, err)
-	}
-	return p
-}
+func SharedFile(t testing.TB, rel string) string { return testenv.Shared(t, rel) }
 
 // Array is a float array with its shape, row-major.
 type Array struct {

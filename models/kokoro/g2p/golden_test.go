@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tensorforge/forge/internal/testenv"
+
 	"github.com/tensorforge/forge/models/kokoro/espeak"
 	"github.com/tensorforge/forge/models/kokoro/vocab"
 )
@@ -22,30 +24,9 @@ type goldenCase struct {
 	Dropped  []string `json:"chars_dropped_by_tokenizer"`
 }
 
-// goldenDir locates ../shared/golden/kokoro from the repository root (the
-// directory holding go.mod), skipping the test loudly when it is absent.
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden", "kokoro")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("GOLDEN FILES MISSING: %s not found; check out the shared directory beside the repository", g)
-	}
-	return g
-}
+// goldenDir locates ../shared/golden/kokoro, skipping the test loudly when
+// it is absent.
+func goldenDir(t testing.TB) string { return testenv.Shared(t, "golden", "kokoro") }
 
 // engine returns the espeak-ng engine, skipping loudly when the library
 // is not installed.

@@ -7,9 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/weights"
@@ -68,28 +69,6 @@ func Tiny(t testing.TB) *tokenizer.Tokenizer {
 	return loaded
 }
 
-// GoldenDir returns ../shared/golden/NAME relative to the repository root
-// (the directory holding go.mod, found by walking up from the working
-// directory). The test is skipped when it does not exist.
-func GoldenDir(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden", name)
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("SKIPPED: golden folder %s is missing (it lives in ../shared beside the repository)", g)
-	}
-	return g
-}
+// GoldenDir returns ../shared/golden/NAME beside the repository; the test is
+// skipped when it does not exist.
+func GoldenDir(t testing.TB, name string) string { return testenv.Shared(t, "golden", name) }
