@@ -15,6 +15,7 @@ const tile = 256
 
 type scratch struct {
 	r32  []float32
+	src  [][]float32 // eval32: where each register is read from
 	r64  []float64
 	offs []int
 }
@@ -69,8 +70,15 @@ func (r fusedRun) run(lo, hi int) {
 		if cap(sc.r64) < e.NumRegs*tile {
 			sc.r64 = make([]float64, e.NumRegs*tile)
 		}
-	} else if cap(sc.r32) < e.NumRegs*tile {
-		sc.r32 = make([]float32, e.NumRegs*tile)
+	} else {
+		if cap(sc.r32) < e.NumRegs*tile {
+			sc.r32 = make([]float32, e.NumRegs*tile)
+		}
+		if cap(sc.src) < e.NumRegs {
+			sc.src = make([][]float32, e.NumRegs)
+		}
+		sc.src = sc.src[:e.NumRegs]
+		defer clear(sc.src) // do not pin the operands in the pool
 	}
 	for u := lo; u < hi; u++ {
 		row, t0 := u/r.tilesPerRow, (u%r.tilesPerRow)*tile
@@ -87,20 +95,31 @@ func (r fusedRun) run(lo, hi int) {
 		if e.Wide {
 			evalWide(e, views, offs, r.bufs, sc.r64, cnt)
 		} else {
-			eval32(e, views, offs, r.bufs, sc.r32, cnt)
+			eval32(e, views, offs, r.bufs, sc.r32, sc.src, cnt)
 		}
 	}
 }
 
-// eval32 runs the expression in float32 registers over cnt elements.
-func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Buffer, regs []float32, cnt int) {
-	reg := func(r uint16) []float32 { return regs[int(r)*tile : int(r)*tile+cnt] }
+// eval32 runs the expression in float32 registers over cnt elements. A
+// register loaded from a dense float32 operand reads the operand's memory
+// in place (src); every other instruction writes its own scratch register.
+func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Buffer, regs []float32, src [][]float32, cnt int) {
+	reg := func(r uint16) []float32 { return src[r] }
 	for _, in := range e.Code {
-		d := reg(in.Dst)
+		// Operands are read through src before the destination is
+		// redirected to its scratch (an instruction may overwrite its own
+		// operand register).
+		d := regs[int(in.Dst)*tile : int(in.Dst)*tile+cnt]
 		switch in.Op {
 		case kernels.ELoad:
 			v := views[1+in.A]
-			load32(d, v, offs[1+in.A], v.Strides[len(v.Strides)-1], bufs)
+			st := v.Strides[len(v.Strides)-1]
+			if v.DType == kernels.F32 && st == 1 {
+				o := offs[1+in.A]
+				src[in.Dst] = f32s(bufs, v)[o : o+cnt : o+cnt]
+				continue
+			}
+			load32(d, v, offs[1+in.A], st, bufs)
 		case kernels.EConst:
 			vmath.Fill(d, float32(in.Imm))
 		case kernels.EAdd:
@@ -197,6 +216,7 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 				}
 			}
 		}
+		src[in.Dst] = d
 	}
 	store32(reg(e.Result), views[0], offs[0], views[0].Strides[len(views[0].Strides)-1], bufs)
 }
