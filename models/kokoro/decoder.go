@@ -48,24 +48,17 @@ func (n *net) adaINSnake(adaPre, alphaName string, x, s graph.Tensor) graph.Tens
 	return u.Add(su.Mul(su)).Mul(a.Reciprocal().Reshape(1, C, 1))
 }
 
-// channelBias is a conv bias [C] as [1, C, 1], to add to an output
-// whose convolution left it out.
-func (n *net) channelBias(name string) graph.Tensor {
-	return n.p(name).Unsqueeze(0).Unsqueeze(2)
-}
-
 // adainResBlock1 is AdaINResBlock1: three rounds of AdaIN → Snake →
 // dilated conv → AdaIN → Snake → conv, each added to its input.
 func (n *net) adainResBlock1(pre string, x, s graph.Tensor, k int, dil [3]int) graph.Tensor {
 	for j := range 3 {
 		js := itoa(j)
 		// convs1's bias is left out (the instance norm after it removes
-		// per-channel constants); convs2's joins the residual sum.
+		// per-channel constants); convs2's is added by the convolution.
 		xt := n.adaINSnake(pre+".adain1."+js, pre+".alpha1."+js, x, s)
 		xt = n.conv1d(pre+".convs1."+js, xt, false, graph.ConvOpts{Dilation: dil[j], Padding: (k*dil[j] - dil[j]) / 2})
 		xt = n.adaINSnake(pre+".adain2."+js, pre+".alpha2."+js, xt, s)
-		xt = n.conv1d(pre+".convs2."+js, xt, false, graph.ConvOpts{Padding: (k - 1) / 2})
-		x = xt.Add(n.channelBias(pre + ".convs2." + js + ".bias")).Add(x)
+		x = n.conv1d(pre+".convs2."+js, xt, true, graph.ConvOpts{Padding: (k - 1) / 2}).Add(x)
 	}
 	return x
 }
