@@ -3,6 +3,8 @@ package gemm
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
 )
 
 // Implicit-GEMM 1-D convolution.
@@ -386,8 +388,4 @@ func offsetGo4x4(k int, a, b *float32, off *int, c *float32, ldc int, beta float
 }
 
 // addScalarTo sets dst[i] = src[i] + v.
-func addScalarTo(dst, src []float32, v float32) {
-	for i, x := range src {
-		dst[i] = x + v
-	}
-}
+func addScalarTo(dst, src []float32, v float32) { vmath.Affine(dst, src, 1, v) }

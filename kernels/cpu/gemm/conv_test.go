@@ -197,6 +197,12 @@ func TestConv1dAllocatesNothing(t *testing.T) {
 		if allocs := testing.AllocsPerRun(10, func() { e.Conv1d(pw, s, x, tc.l, y, tc.lout(), bias) }); allocs >= 1 {
 			t.Errorf("%s: %.1f allocations per Conv1d, want 0", name, allocs)
 		}
+		if bw := e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w); bw != nil {
+			e.Conv1d(bw, s, x, tc.l, y, tc.lout(), bias)
+			if allocs := testing.AllocsPerRun(10, func() { e.Conv1d(bw, s, x, tc.l, y, tc.lout(), bias) }); allocs >= 1 {
+				t.Errorf("%s: %.1f allocations per bfloat16 Conv1d, want 0", name, allocs)
+			}
+		}
 	}
 }
 
