@@ -89,12 +89,26 @@ func (e *Engine) constBuffer(n *node) (kernels.Buffer, error) {
 	return b, nil
 }
 
+// getBuf returns a free buffer of at least size bytes: one of exactly that
+// size, else the smallest up to twice as large, else a new one. Taking a
+// larger one lets the programs of a new shape (the next sentence's length)
+// run in memory that is already mapped instead of faulting in fresh pages,
+// and keeps the free lists from growing with every distinct size.
 func (e *Engine) getBuf(size int) (kernels.Buffer, error) {
 	size = max(size, 1)
 	e.mu.Lock()
-	if l := e.free[size]; len(l) > 0 {
+	fit := size
+	if len(e.free[size]) == 0 {
+		fit = 0
+		for s, l := range e.free {
+			if len(l) > 0 && s > size && s <= 2*size && (fit == 0 || s < fit) {
+				fit = s
+			}
+		}
+	}
+	if l := e.free[fit]; fit > 0 && len(l) > 0 {
 		b := l[len(l)-1]
-		e.free[size] = l[:len(l)-1]
+		e.free[fit] = l[:len(l)-1]
 		e.mu.Unlock()
 		return b, nil
 	}
