@@ -17,10 +17,16 @@
 //	--speed X          speaking rate (1 = normal)
 //	--lang en-us|en-gb phonemiser language (default: the voice's)
 //	--int8             use the int8 (dynamically quantized) artifact
+//	--fp32             every layer in float32 (default: the decoder in bfloat16 on CPUs with AMX)
 //	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
 //	--list-voices      print the voice names and exit
 //	--first N          cut the first sentence after about N phoneme tokens (0: never)
 //	--max-tokens N     longest chunk in phoneme tokens (default 200, at most 510)
+//
+// The scorecard's TTFA runs from the pipeline's start (the text accepted)
+// to the first audio sample out, with the model loaded and warmed
+// (Model.Warm runs before the pipeline starts: first-use costs such as
+// weight packing count in the load, label warm_ms, not in TTFA).
 //
 // Models are fetched into the cache on first use (progress on stderr).
 package main
