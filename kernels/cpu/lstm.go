@@ -19,7 +19,7 @@ func (b *Backend) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 	if !ok {
 		return fmt.Errorf("cpu: lstm: missing attributes")
 	}
-	r := lstmRun{s: s, bufs: bufs, a: a, D: 1}
+	r := lstmRun{b: b, s: s, bufs: bufs, a: a, D: 1}
 	if a.Bidirectional {
 		r.D = 2
 	}
@@ -48,6 +48,7 @@ func (b *Backend) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 
 // lstmRun is one launch of an LSTM.
 type lstmRun struct {
+	b       *Backend
 	s       *kernels.Step
 	bufs    []kernels.Buffer
 	a       kernels.LSTMAttr
@@ -85,11 +86,27 @@ func (r lstmRun) dir(d int) {
 	take := func(n int) []float32 { v := f[:n:n]; f = f[n:]; return v }
 	gx, h, c, gates, tc, bias := take(T*B*4*H), take(B*H), take(B*H), take(B*4*H), take(H), take(4*H)
 
-	// gx[row] = x[row]·W_ihᵀ (rows in x's own order)
-	if T*B > 0 && I > 0 {
-		gemm.SGEMM(false, true, T*B, 4*H, I, 1, x, I, wih, I, 0, gx, 4*H)
-	} else {
+	// gx[row] = x[row]·W_ihᵀ (rows in x's own order), with W_ih packed
+	// once per backend when it is a constant on the Go GEMM path.
+	e := gemm.Default()
+	switch {
+	case T*B == 0 || I == 0:
 		clear(gx)
+	case T*B > 1 && !e.UsesBLAS():
+		if pb := r.b.packedSGEMMB(bufs, s.In[1+4*d], I, 4*H, true, I); pb != nil {
+			e.SGEMMPackedB(false, T*B, x, I, pb, gx, 4*H)
+			break
+		}
+		fallthrough
+	default:
+		e.SGEMM(false, true, T*B, 4*H, I, 1, x, I, wih, I, 0, gx, 4*H)
+	}
+	// The steps' products are small and sequential: with both directions
+	// running concurrently, each runs them on its own goroutine rather
+	// than waking another per step.
+	rec := e
+	if r.D == 2 && r.b.threads > 1 {
+		rec = serialGEMM()
 	}
 	copy(h, h0[d*B*H:(d+1)*B*H])
 	copy(c, c0[d*B*H:(d+1)*B*H])
@@ -102,7 +119,7 @@ func (r lstmRun) dir(d int) {
 			t = T - 1 - step
 		}
 		// gates = h·W_hhᵀ, then + gx + biases
-		gemm.SGEMM(false, true, B, 4*H, H, 1, h, H, whh, H, 0, gates, 4*H)
+		rec.SGEMM(false, true, B, 4*H, H, 1, h, H, whh, H, 0, gates, 4*H)
 		for bi := 0; bi < B; bi++ {
 			g := gates[bi*4*H : (bi+1)*4*H]
 			// Index of the x[t, bi, :] / y[t, bi, :] rows.
