@@ -22,13 +22,23 @@ func TestConv1dFewFrames(t *testing.T) {
 		{1, 2, 2, 3, 8, 1, 7, 6, 1},        // some fields entirely in padding
 		{1, 4, 6, 12, 13, 3, 1, 5, 2},      // groups
 		{3, 2, 5, 5, 7, 5, 4, 4, 1},        // batch
+		{1, 129, 128, 4, 3, 1, 1, 1, 1},    // Silero encoder: few frames, short kernel
+		{2, 16, 40, 8, 3, 2, 1, 1, 2},      // few frames, stride and groups
 	} {
 		x := randND(rng, -1, 1, c.n, c.cin, c.l).round32()
 		w := randND(rng, -1, 1, c.cout, c.cin/c.groups, c.k).round32()
 		b := randND(rng, -1, 1, c.cout).round32()
+		want := refConv1d(x, w, b.data, c.stride, c.padL, c.padR, 1, c.groups)
+		opts := graph.ConvOpts{Stride: c.stride, PadLeft: c.padL, PadRight: c.padR, Groups: c.groups}
+		// Run-time weights, and constant ones (packed once by the backend).
 		h := newHarness(t)
-		y := h.in(x).Conv1d(h.in(w), h.in(b), graph.ConvOpts{Stride: c.stride, PadLeft: c.padL, PadRight: c.padR, Groups: c.groups})
-		closeTo(t, "conv1d", h.eval(y)[0], refConv1d(x, w, b.data, c.stride, c.padL, c.padR, 1, c.groups), 1e-5)
+		y := h.in(x).Conv1d(h.in(w), h.in(b), opts)
+		closeTo(t, "conv1d", h.eval(y)[0], want, 1e-5)
+		wc := h.g.ParamF32("w", graph.Shape(w.shape), w.f32())
+		for i := 0; i < 2; i++ { // the second run reuses the packed weight
+			yc := h.in(x).Conv1d(wc, h.in(b), opts)
+			closeTo(t, "conv1d, constant weight", h.eval(yc)[0], want, 1e-5)
+		}
 	}
 }
 

@@ -58,7 +58,10 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	// K = 256, four frames) im2col's rows would be a handful of elements
 	// each; laid out transposed, each (frame, channel) receptive field is
 	// one contiguous copy and the GEMM reads the columns transposed.
-	transposed := !direct && K > Lout && a.Dilation == 1 && cig*K*Lout <= 1<<16
+	// The same layout suits any convolution over a handful of frames (a
+	// VAD chunk): the frames become the GEMM's few rows and the constant
+	// weight its packed B, instead of a column tile that is mostly empty.
+	transposed := !direct && a.Dilation == 1 && cig*K*Lout <= 1<<16 && (K > Lout || Lout <= 8)
 	if e := gemm.Default(); !transposed && e.ConvPath() != "go" && wv.Contiguous() {
 		b.implicitConv1d(e, bufs, wv, x, w, bias, y, N, Cin, L, Cout, K, Lout, a)
 		return nil
@@ -84,6 +87,21 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 			case transposed:
 				col := *colp
 				im2colT(col, xg, cig, L, K, Lout, a)
+				// yᵀ = colᵀ·wᵀ puts the constant weight in the B slot, where
+				// it is packed once per backend instead of on every call.
+				wT := kernels.View{Slot: wv.Slot, Offset: wv.Offset + g*cog*cig*K, DType: kernels.F32, Shape: []int{cig * K, cog}, Strides: []int{1, cig * K}}
+				if pb := b.packedSGEMMB(bufs, wT, cig*K, cog, true, cig*K); pb != nil && !gemm.Default().UsesBLAS() {
+					ytp := getCol(Lout * cog)
+					yt := *ytp
+					gemm.Default().SGEMMPackedB(false, Lout, col, cig*K, pb, yt, cog)
+					for t := 0; t < Lout; t++ {
+						for c := 0; c < cog; c++ {
+							yg[c*Lout+t] = yt[t*cog+c]
+						}
+					}
+					colPool.Put(ytp)
+					break
+				}
 				gemm.SGEMM(false, true, cog, Lout, cig*K, 1, wg, cig*K, col, cig*K, 0, yg, Lout)
 			case direct:
 				gemm.SGEMM(false, false, cog, Lout, cig*K, 1, wg, cig*K, xg, Lout, 0, yg, Lout)
