@@ -86,17 +86,36 @@ func (c *compiler) foldConstants() error {
 			prog.Close()
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
+		// A folded value is a constant like any weight: it is read back and
+		// wrapped, so the backend knows it never changes (the CPU backend
+		// then packs it for its GEMMs once, as it does weights).
+		vals := make([][]byte, len(missingIdx))
+		for k := range missingIdx {
+			v, err := prog.Output(context.Background(), k)
+			if err != nil {
+				prog.Close()
+				return fmt.Errorf("graph: folding constants: %w", err)
+			}
+			vals[k] = v.Data
+		}
+		prog.Close()
 		c.e.mu.Lock()
 		for k, idx := range missingIdx {
-			// Output k's buffer now belongs to the fold cache.
-			slot := p.outputSlot(k)
-			if _, ok := c.e.folded[keys[idx]]; !ok {
-				c.e.folded[keys[idx]] = prog.bufs[slot]
-				prog.bufs[slot] = nil
+			if _, ok := c.e.folded[keys[idx]]; ok {
+				continue
 			}
+			data := vals[k]
+			if len(data) == 0 {
+				data = make([]byte, 1) // backends need a non-empty buffer
+			}
+			buf, err := c.e.backend.Wrap(data)
+			if err != nil {
+				c.e.mu.Unlock()
+				return fmt.Errorf("graph: folding constants: %w", err)
+			}
+			c.e.folded[keys[idx]] = buf
 		}
 		c.e.mu.Unlock()
-		prog.Close()
 	}
 	c.e.mu.Lock()
 	for k, i := range roots {
