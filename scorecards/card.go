@@ -34,8 +34,9 @@ type Card struct {
 	// recognition.
 	TTFAMs *float64 `json:"ttfa_ms,omitempty"`
 	Stages []Stage  `json:"stages,omitempty"`
-	// Dispatches counts kernel launches and PeakBytes the backend's peak
-	// memory, when the backend reports them.
+	// Dispatches counts the backend's kernel launches. PeakBytes is the
+	// run's peak memory: the CLIs record the process's peak resident set
+	// (weights, buffers and all), which is what a user sizes a machine by.
 	Dispatches *int64            `json:"dispatches,omitempty"`
 	PeakBytes  *int64            `json:"peak_bytes,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`

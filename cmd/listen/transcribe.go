@@ -154,6 +154,7 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 		card.Backend, card.Device = eng.Backend().Name(), eng.Backend().Device()
 		card.Record(p.Metrics())
 		card.SetAudioIn(float64(in.samples.Load()) / sampleRate)
+		card.Dispatches = scorecards.Int(eng.Backend().Stats().Dispatches)
 		if peak := peakRSS(); peak > 0 {
 			card.PeakBytes = scorecards.Int(peak)
 		}

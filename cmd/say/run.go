@@ -135,7 +135,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer w.Close()
-	model, err := kokoro.New(graph.NewEngine(cpu.New()), w)
+	eng := graph.NewEngine(cpu.New())
+	model, err := kokoro.New(eng, w)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	card := scorecards.New("say")
 	card.AddModel("kokoro", variant(o.int8), w.SHA256)
-	card.Backend, card.Device = "cpu", "go"
+	card.Backend, card.Device = eng.Backend().Name(), eng.Backend().Device()
 	card.SetLabel("voice", voice.Name)
 	card.SetLabel("lang", lang.String())
 	card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(loaded.Microseconds())/1000))
@@ -196,6 +197,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	runErr := p.Run(ctx)
 	card.Record(p.Metrics())
 	card.SetAudioOut(float64(*produced) / float64(o.rate))
+	card.Dispatches = scorecards.Int(eng.Backend().Stats().Dispatches)
 	if peak := peakRSS(); peak > 0 {
 		card.PeakBytes = scorecards.Int(peak)
 	}
