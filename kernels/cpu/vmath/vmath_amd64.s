@@ -85,44 +85,6 @@ GLOBL expc<>(SB), RODATA|NOPTR, $48
 	VCMPPS.BCST    $1, TANHSMALL, Z5, K3; \
 	VMOVAPS        Z13, K3, y
 
-// GELU sets y = x·Φ(x) (Z2–Z15 and K2, K3 are clobbered).
-#define GELU(x, y) \
-	VMULPS.BCST    RSQRT2, x, Z4;    \
-	VANDPS.BCST    ABSMASK, Z4, Z5;  \
-	VMULPS         Z24, Z5, Z6;      \
-	VADDPS         Z25, Z6, Z6;      \
-	VDIVPS         Z6, Z25, Z7;      \
-	VBROADCASTSS   E9, Z8;           \
-	VFMADD213PS.BCST E8, Z7, Z8;     \
-	VFMADD213PS.BCST E7, Z7, Z8;     \
-	VFMADD213PS.BCST E6, Z7, Z8;     \
-	VFMADD213PS.BCST E5, Z7, Z8;     \
-	VFMADD213PS.BCST E4, Z7, Z8;     \
-	VFMADD213PS.BCST E3, Z7, Z8;     \
-	VFMADD213PS.BCST E2, Z7, Z8;     \
-	VFMADD213PS.BCST E1, Z7, Z8;     \
-	VFMADD213PS.BCST E0, Z7, Z8;     \
-	VFNMADD231PS   Z5, Z5, Z8;       \
-	EXP(Z8, Z10);                    \
-	VMULPS         Z7, Z10, Z10;     \
-	VSUBPS         Z10, Z25, Z11;    \
-	VANDPS.BCST    SIGNMASK, Z4, Z12; \
-	VXORPS         Z12, Z11, Z11;    \
-	VMULPS         Z4, Z4, Z13;      \
-	VBROADCASTSS   S13, Z14;         \
-	VFMADD213PS.BCST S11, Z13, Z14;  \
-	VFMADD213PS.BCST S9, Z13, Z14;   \
-	VFMADD213PS.BCST S7, Z13, Z14;   \
-	VFMADD213PS.BCST S5, Z13, Z14;   \
-	VFMADD213PS.BCST S3, Z13, Z14;   \
-	VFMADD213PS.BCST S1, Z13, Z14;   \
-	VMULPS         Z4, Z14, Z14;     \
-	VCMPPS         $1, Z24, Z5, K3;  \
-	VMOVAPS        Z14, K3, Z11;     \
-	VADDPS         Z25, Z11, Z11;    \
-	VMULPS         x, Z11, Z11;      \
-	VMULPS         Z24, Z11, y
-
 // ERF sets y = erf(x): the Taylor series below 1/2, the erfc Chebyshev fit
 // above (Z2–Z15 and K2, K3 are clobbered). NaN passes through.
 #define ERF(x, y) \
@@ -159,6 +121,17 @@ GLOBL expc<>(SB), RODATA|NOPTR, $48
 	VCMPPS         $1, Z24, Z5, K3;  \
 	VMOVAPS        Z14, K3, Z11;     \
 	VMOVAPS        Z11, y
+
+// GELU sets y = x·Φ(x) = x/2·(1 + erf(x/√2)) (Z2–Z15 and K2, K3 are
+// clobbered).
+#define GELU(x, y) \
+	VMULPS.BCST    RSQRT2, x, Z4;    \
+	ERF(Z4, Z11);                    \
+	VADDPS         Z25, Z11, Z11;    \
+	VMULPS         x, Z11, Z11;      \
+	VMULPS         Z24, Z11, y
+
+
 
 // HSUM reduces Z30 to a scalar in X0.
 #define HSUM \
