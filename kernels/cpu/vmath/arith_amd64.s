@@ -1,13 +1,8 @@
 #include "textflag.h"
+#include "vmath_amd64.h"
 
 // Slice arithmetic (see arith.go). Tails run under a mask of the low CX
 // lanes; masked-off lanes are neither loaded nor stored.
-
-#define TAILMASK \
-	MOVL  $1, AX;  \
-	SHLL  CX, AX;  \
-	DECL  AX;      \
-	KMOVW AX, K1
 
 // func binaryAVX512(op int, dst, a, b *float32, n int)
 TEXT ·binaryAVX512(SB), NOSPLIT, $0-40

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "vmath_amd64.h"
 
 // Constants of the exponential: range reduction by ln 2 (split in a high
 // and a low part so n·ln2 is exact), a degree-7 Taylor polynomial on
@@ -53,12 +54,14 @@ GLOBL expc<>(SB), RODATA|NOPTR, $48
 	VCMPPS       $3, x, x, K2; \
 	VMOVAPS      x, K2, y
 
-// TAILMASK sets K1 to the low CX bits.
-#define TAILMASK \
-	MOVL  $1, AX;  \
-	SHLL  CX, AX;  \
-	DECL  AX;      \
-	KMOVW AX, K1
+// SIGMOID sets y = 1/(1+e⁻ˣ); e⁻ˣ overflowing to +∞ gives exactly 0
+// (Z2, Z3, Z30 and K2 are clobbered).
+#define SIGMOID(x, y) \
+	VXORPS Z30, Z30, Z30; \
+	VSUBPS x, Z30, Z30;   \
+	EXP(Z30, y);          \
+	VADDPS Z25, y, y;     \
+	VDIVPS y, Z25, y
 
 // TANH sets y = tanh(x) (Z2–Z13 and K2, K3 are clobbered).
 #define TANH(x, y) \
@@ -259,39 +262,7 @@ scale_done:
 // func sigmoidAVX512(dst, src *float32, n int)
 // 1/(1+e⁻ˣ); e⁻ˣ overflowing to +∞ gives exactly 0.
 TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	LOADEXP
-	VXORPS Z31, Z31, Z31
-
-sig_loop:
-	CMPQ    CX, $16
-	JL      sig_tail
-	VSUBPS  (SI), Z31, Z0
-	EXP(Z0, Z1)
-	VADDPS  Z25, Z1, Z1
-	VDIVPS  Z1, Z25, Z1
-	VMOVUPS Z1, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	SUBQ    $16, CX
-	JMP     sig_loop
-
-sig_tail:
-	TESTQ     CX, CX
-	JZ        sig_done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	VSUBPS    Z0, Z31, Z0
-	EXP(Z0, Z1)
-	VADDPS    Z25, Z1, Z1
-	VDIVPS    Z1, Z25, Z1
-	VMOVUPS   Z1, K1, (DI)
-
-sig_done:
-	VZEROUPPER
-	RET
+	UNARY16(SIGMOID)
 
 // Scalar constants of tanh and the erf GELU, used through embedded
 // broadcast ({1to16}) memory operands.
@@ -383,65 +354,13 @@ GLOBL vc<>(SB), RODATA|NOPTR, $176
 // func tanhAVX512(dst, src *float32, n int)
 // |x| < 0.55: odd Taylor polynomial to x¹⁷ (no cancellation); else sign(x)·(1 − 2/(e^{2|x|}+1)).
 TEXT ·tanhAVX512(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	LOADEXP
-
-tanh_loop:
-	CMPQ    CX, $16
-	JL      tanh_tail
-	VMOVUPS (SI), Z0
-	TANH(Z0, Z1)
-	VMOVUPS Z1, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	SUBQ    $16, CX
-	JMP     tanh_loop
-
-tanh_tail:
-	TESTQ     CX, CX
-	JZ        tanh_done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	TANH(Z0, Z1)
-	VMOVUPS   Z1, K1, (DI)
-
-tanh_done:
-	VZEROUPPER
-	RET
+	UNARY16(TANH)
 
 // func geluAVX512(dst, src *float32, n int)
 // x·Φ(x) = x/2·(1 + erf(x/√2)); erf by its Taylor series below 1/2 and by
 // the erfc Chebyshev fit above, as the scalar Erf32.
 TEXT ·geluAVX512(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	LOADEXP
-
-gelu_loop:
-	CMPQ    CX, $16
-	JL      gelu_tail
-	VMOVUPS (SI), Z0
-	GELU(Z0, Z1)
-	VMOVUPS Z1, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	SUBQ    $16, CX
-	JMP     gelu_loop
-
-gelu_tail:
-	TESTQ     CX, CX
-	JZ        gelu_done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	GELU(Z0, Z1)
-	VMOVUPS   Z1, K1, (DI)
-
-gelu_done:
-	VZEROUPPER
-	RET
+	UNARY16(GELU)
 
 // SINQ sets y = sin(x + q·π/2) for 16 lanes, where the quadrant offset q is
 // a constant 0 (sin) or 1 (cos) held as a float in Z15: x = j·π/2 + r with
@@ -521,30 +440,4 @@ sin_done:
 
 // func erfAVX512(dst, src *float32, n int)
 TEXT ·erfAVX512(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	LOADEXP
-
-erf_loop:
-	CMPQ    CX, $16
-	JL      erf_tail
-	VMOVUPS (SI), Z0
-	ERF(Z0, Z1)
-	VMOVUPS Z1, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	SUBQ    $16, CX
-	JMP     erf_loop
-
-erf_tail:
-	TESTQ     CX, CX
-	JZ        erf_done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	ERF(Z0, Z1)
-	VMOVUPS   Z1, K1, (DI)
-
-erf_done:
-	VZEROUPPER
-	RET
+	UNARY16(ERF)
