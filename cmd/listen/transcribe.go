@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tensorforge/forge/internal/procstat"
+
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/models/vad"
@@ -155,7 +157,7 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 		card.Record(p.Metrics())
 		card.SetAudioIn(float64(in.samples.Load()) / sampleRate)
 		card.Dispatches = scorecards.Int(eng.Backend().Stats().Dispatches)
-		if peak := peakRSS(); peak > 0 {
+		if peak := procstat.PeakRSS(); peak > 0 {
 			card.PeakBytes = scorecards.Int(peak)
 		}
 		card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(loaded.Microseconds())/1000))

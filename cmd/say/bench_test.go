@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tensorforge/forge/internal/procstat"
+
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/models/kokoro"
@@ -70,13 +72,13 @@ func benchParagraph(b *testing.B, int8 bool) {
 	b.ResetTimer()
 	var audio float64
 	var ttfa time.Duration
-	c0, w0 := cpuTime(), time.Now()
+	c0, w0 := procstat.CPUTime(), time.Now()
 	for range b.N {
 		a, t := once()
 		audio += a
 		ttfa += t
 	}
-	wall, cpuSec := time.Since(w0).Seconds(), (cpuTime() - c0).Seconds()
+	wall, cpuSec := time.Since(w0).Seconds(), (procstat.CPUTime() - c0).Seconds()
 	b.ReportMetric(wall/audio, "rtf")
 	b.ReportMetric(cpuSec/audio, "cpu-s/audio-s")
 	b.ReportMetric(float64(ttfa.Milliseconds())/float64(b.N), "ttfa-ms")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tensorforge/forge/internal/procstat"
+
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
 	"github.com/tensorforge/forge/graph"
@@ -198,7 +200,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	card.Record(p.Metrics())
 	card.SetAudioOut(float64(*produced) / float64(o.rate))
 	card.Dispatches = scorecards.Int(eng.Backend().Stats().Dispatches)
-	if peak := peakRSS(); peak > 0 {
+	if peak := procstat.PeakRSS(); peak > 0 {
 		card.PeakBytes = scorecards.Int(peak)
 	}
 	if runErr != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/tensorforge/forge/internal/procstat"
 )
 
 // BenchmarkForward synthesises the fox sentence (am_michael, 3.8 s of
@@ -16,7 +18,7 @@ func BenchmarkForward(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), procstat.CPUTime()
 	var samples int
 	for range b.N {
 		tr, err := m.Forward(ctx, g.ids, g.style, g.speed)
@@ -27,5 +29,5 @@ func BenchmarkForward(b *testing.B) {
 	}
 	audio := float64(samples) / SampleRate
 	b.ReportMetric(time.Since(start).Seconds()/audio, "rtf")
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/audio, "cpu-s/audio-s")
+	b.ReportMetric((procstat.CPUTime()-cpu0).Seconds()/audio, "cpu-s/audio-s")
 }

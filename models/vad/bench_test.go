@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/tensorforge/forge/internal/procstat"
 
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels/cpu"
@@ -35,7 +35,7 @@ func BenchmarkDetector(b *testing.B) {
 	defer d.Close()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPUTime()
 	for i := 0; b.Loop(); i++ {
 		if _, err := d.Prob(ctx(), chunks[i%len(chunks)]); err != nil {
 			b.Fatal(err)
@@ -44,7 +44,7 @@ func BenchmarkDetector(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/chunk")
 	// CPU time of the process: on a shared, loaded machine the wall time
 	// includes waiting for a core; this does not.
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/chunk")
+	b.ReportMetric(float64((procstat.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/chunk")
 }
 
 // BenchmarkStreams runs N concurrent streams (one goroutine and detector
@@ -66,7 +66,7 @@ func BenchmarkStreams(b *testing.B) {
 			per := b.N/n + 1
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := procstat.CPUTime()
 			var wg sync.WaitGroup
 			for _, d := range ds {
 				wg.Add(1)
@@ -82,19 +82,10 @@ func BenchmarkStreams(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(per*n)/b.Elapsed().Seconds(), "chunks/s")
-			b.ReportMetric(float64(per*n)/(cpuTime()-cpu0).Seconds(), "chunks/cpu-s")
+			b.ReportMetric(float64(per*n)/(procstat.CPUTime()-cpu0).Seconds(), "chunks/cpu-s")
 			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
 		})
 	}
-}
-
-// cpuTime returns the user+system CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkNewDetector measures opening a stream: with reuse, a detector

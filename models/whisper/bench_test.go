@@ -1,12 +1,10 @@
 package whisper_test
 
 import (
-	"os"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/tensorforge/forge/internal/procstat"
 
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
@@ -36,7 +34,7 @@ func BenchmarkTranscribe(b *testing.B) {
 			if !strings.Contains(tr.Text, "ask not what your country can do for you") {
 				b.Fatalf("transcript %q", tr.Text)
 			}
-			cpu0 := cpuTime()
+			cpu0 := procstat.CPUTime()
 			b.ResetTimer()
 			for range b.N {
 				if _, err := m.Transcribe(bg, samples, opts); err != nil {
@@ -47,8 +45,8 @@ func BenchmarkTranscribe(b *testing.B) {
 			audio := float64(len(samples)) / 16000
 			per := b.Elapsed().Seconds() / float64(b.N)
 			b.ReportMetric(per/audio, "rtf")
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
-			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-MiB")
+			b.ReportMetric((procstat.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-MiB")
 		})
 	}
 }
@@ -62,7 +60,7 @@ func BenchmarkEncoder(b *testing.B) {
 			if _, err := m.EncoderOutput(bg, feats); err != nil { // compile
 				b.Fatal(err)
 			}
-			cpu0 := cpuTime()
+			cpu0 := procstat.CPUTime()
 			b.ResetTimer()
 			for range b.N {
 				if _, err := m.EncoderOutput(bg, feats); err != nil {
@@ -70,34 +68,7 @@ func BenchmarkEncoder(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((procstat.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
-}
-
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSS is the process's peak resident set (VmHWM) in bytes, 0 where
-// /proc is not available.
-func peakRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/procstat"
 )
 
 // reportRate reports ops per wall-clock second under unit, and per
@@ -12,7 +14,7 @@ import (
 // unit+"/cpu-s" when the CPU clock is available.
 func reportRate(b *testing.B, ops float64, cpu0 float64, unit string) {
 	b.ReportMetric(ops*float64(b.N)/b.Elapsed().Seconds()/1e9, unit)
-	if cpu := cpuSeconds() - cpu0; cpu0 > 0 && cpu > 0 {
+	if cpu := procstat.CPUTime().Seconds() - cpu0; cpu0 > 0 && cpu > 0 {
 		b.ReportMetric(ops*float64(b.N)/cpu/1e9, unit+"/cpu-s")
 	}
 }
@@ -60,7 +62,7 @@ func BenchmarkSGEMM(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", name, s.m, s.n, s.k), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuSeconds()
+				cpu0 := procstat.CPUTime().Seconds()
 				for b.Loop() {
 					e.SGEMM(false, s.transB, s.m, s.n, s.k, 1, x, s.k, w, ldb, 0, c, s.n)
 				}
@@ -98,7 +100,7 @@ func BenchmarkGemmU8(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuSeconds()
+				cpu0 := procstat.CPUTime().Seconds()
 				for b.Loop() {
 					e.GemmU8(m, a, kk, 117, qb, c, n)
 				}
@@ -106,7 +108,7 @@ func BenchmarkGemmU8(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("%s-oneshot/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuSeconds()
+				cpu0 := procstat.CPUTime().Seconds()
 				for b.Loop() {
 					e.MatMulIntegerU8(m, n, kk, a, kk, 117, true, w, kk, []uint8{131}, c, n)
 				}
@@ -115,7 +117,7 @@ func BenchmarkGemmU8(b *testing.B) {
 			cf, scaleB, bias := make([]float32, m*n), []float32{0.01}, make([]float32, n)
 			b.Run(fmt.Sprintf("%s-f32/%dx%dx%d", k.name, m, n, kk), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuSeconds()
+				cpu0 := procstat.CPUTime().Seconds()
 				for b.Loop() {
 					e.GemmU8F32(m, a, kk, 117, 0.02, qb, scaleB, bias, cf, n)
 				}
@@ -137,7 +139,7 @@ func BenchmarkMicroKernel(b *testing.B) {
 		// 1000 calls per iteration, so that even -benchtime 1x runs long
 		// enough for both clocks.
 		b.Run(kern.name, func(b *testing.B) {
-			cpu0 := cpuSeconds()
+			cpu0 := procstat.CPUTime().Seconds()
 			for b.Loop() {
 				for range 1000 {
 					kern.fn(k, &a[0], &w[0], &c[0], kern.nr, 1, 1)
@@ -212,7 +214,7 @@ func BenchmarkConv1d(b *testing.B) {
 		pw := e.PackConvWeight(tc.cout, tc.cin*tc.k, w, tc.cin*tc.k)
 		b.Run(fmt.Sprintf("implicit/%s", tc), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuSeconds()
+			cpu0 := procstat.CPUTime().Seconds()
 			for b.Loop() {
 				e.Conv1d(pw, s, x, tc.l, y, lout, bias)
 			}
@@ -221,7 +223,7 @@ func BenchmarkConv1d(b *testing.B) {
 		if bw := e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w); bw != nil {
 			b.Run(fmt.Sprintf("amx-bf16/%s", tc), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuSeconds()
+				cpu0 := procstat.CPUTime().Seconds()
 				for b.Loop() {
 					e.Conv1d(bw, s, x, tc.l, y, lout, bias)
 				}
@@ -230,7 +232,7 @@ func BenchmarkConv1d(b *testing.B) {
 		}
 		col := make([]float32, tc.cin*tc.k*lout)
 		b.Run(fmt.Sprintf("im2col/%s", tc), func(b *testing.B) {
-			cpu0 := cpuSeconds()
+			cpu0 := procstat.CPUTime().Seconds()
 			for b.Loop() {
 				for ck := 0; ck < tc.cin*tc.k; ck++ {
 					c, k := ck/tc.k, ck%tc.k
@@ -268,7 +270,7 @@ func BenchmarkOffsetKernel(b *testing.B) {
 		}
 		c := make([]float32, kern.mr*kern.nr)
 		b.Run(kern.name, func(b *testing.B) {
-			cpu0 := cpuSeconds()
+			cpu0 := procstat.CPUTime().Seconds()
 			for b.Loop() {
 				for i := range 1000 {
 					kern.offFn(k, &a[0], &win[(i%8)*kern.nr], &off[0], &c[0], kern.nr, 1)

@@ -1,8 +1,0 @@
-//go:build !linux && !darwin
-
-package kokoro
-
-import "time"
-
-// cpuTime is unknown on this platform.
-func cpuTime() time.Duration { return 0 }
