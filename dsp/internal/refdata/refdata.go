@@ -9,18 +9,17 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tensorforge/forge/internal/testenv"
+	"github.com/tensorforge/forge/weights/safetensors"
 )
 
 // SharedFile returns the path of rel under ../shared, or skips t loudly
@@ -139,69 +138,29 @@ type Tensor struct {
 	Data  []float32
 }
 
-// ParseSafetensors decodes the F32 tensors of a safetensors file: an 8-byte
-// little-endian header length, a JSON header, raw little-endian data.
-// Tensors of other dtypes are skipped.
-func ParseSafetensors(b []byte) (map[string]Tensor, error) {
-	if len(b) < 8 {
-		return nil, errors.New("safetensors: truncated")
-	}
-	n := binary.LittleEndian.Uint64(b)
-	if n > uint64(len(b)-8) {
-		return nil, fmt.Errorf("safetensors: header of %d bytes in a %d-byte file", n, len(b))
-	}
-	var hdr map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
-		return nil, fmt.Errorf("safetensors: header: %w", err)
-	}
-	data := b[8+n:]
-	out := map[string]Tensor{}
-	for name, raw := range hdr {
-		if name == "__metadata__" {
-			continue
-		}
-		var info struct {
-			DType   string   `json:"dtype"`
-			Shape   []int    `json:"shape"`
-			Offsets [2]int64 `json:"data_offsets"`
-		}
-		if err := json.Unmarshal(raw, &info); err != nil {
-			return nil, fmt.Errorf("safetensors: tensor %q: %w", name, err)
-		}
-		if info.DType != "F32" {
-			continue
-		}
-		count := int64(1)
-		for _, d := range info.Shape {
-			if d < 0 || (d > 0 && count > math.MaxInt32/int64(d)) {
-				return nil, fmt.Errorf("safetensors: tensor %q: bad shape %v", name, info.Shape)
-			}
-			count *= int64(d)
-		}
-		lo, hi := info.Offsets[0], info.Offsets[1]
-		if lo < 0 || hi < lo || hi > int64(len(data)) || hi-lo != 4*count {
-			return nil, fmt.Errorf("safetensors: tensor %q: offsets %v for shape %v in %d data bytes", name, info.Offsets, info.Shape, len(data))
-		}
-		t := Tensor{Shape: info.Shape, Data: make([]float32, count)}
-		for i := range t.Data {
-			t.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[lo+4*int64(i):]))
-		}
-		out[name] = t
-	}
-	return out, nil
-}
-
-// ReadSafetensors reads the F32 tensors of the safetensors file at path.
+// ReadSafetensors reads the F32 tensors of the safetensors file at path
+// (through the project's own reader, weights/safetensors); tensors of other
+// dtypes are skipped.
 func ReadSafetensors(path string) (map[string]Tensor, error) {
-	b, err := os.ReadFile(path)
+	f, err := safetensors.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	m, err := ParseSafetensors(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	defer f.Close()
+	out := map[string]Tensor{}
+	for _, name := range f.Names() {
+		t, _ := f.Tensor(name)
+		if t.DType != safetensors.F32 {
+			continue
+		}
+		d, err := t.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("%s: tensor %q: %w", path, name, err)
+		}
+		// Copy: the file's mapping goes away with Close.
+		out[name] = Tensor{Shape: t.Shape, Data: append([]float32(nil), d...)}
 	}
-	return m, nil
+	return out, nil
 }
 
 // WriteNPY encodes a float32 array as .npy (used to build test inputs).
