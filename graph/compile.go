@@ -155,17 +155,22 @@ func newCompiler(e *Engine, g *Graph, outs []uint32, fold bool) *compiler {
 	return &compiler{e: e, g: g, order: order, pos: pos, orig: order, pos0: pos, outs: outs, fold: fold}
 }
 
+// alloc sizes the per-node decision tables for n nodes.
+func (c *compiler) alloc(n int) {
+	c.isConst = make([]bool, n)
+	c.uses = make([]int, n)
+	c.isOutput = make([]bool, n)
+	c.interior = make([]bool, n)
+	c.locs = make([]loc, n)
+	c.haveLoc = make([]bool, n)
+}
+
 // build compiles the subgraph; with fold set, weight-only subgraphs are
 // evaluated once on the engine and become constants.
 func (c *compiler) build() (*plan, error) {
 	g := c.g
 	N := len(c.order)
-	c.isConst = make([]bool, N)
-	c.uses = make([]int, N)
-	c.isOutput = make([]bool, N)
-	c.interior = make([]bool, N)
-	c.locs = make([]loc, N)
-	c.haveLoc = make([]bool, N)
+	c.alloc(N)
 	c.p = &plan{}
 	c.constIdx = make(map[kernels.Buffer]int)
 	c.stateIdx = make(map[*State]int)

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // computes reports whether a node does arithmetic (as opposed to being a
@@ -159,12 +160,7 @@ func (c *compiler) reindex(order []uint32) {
 	N := len(order)
 	c.order = order
 	c.pos = make(map[uint32]int, N)
-	c.isConst = make([]bool, N)
-	c.uses = make([]int, N)
-	c.isOutput = make([]bool, N)
-	c.interior = make([]bool, N)
-	c.locs = make([]loc, N)
-	c.haveLoc = make([]bool, N)
+	c.alloc(N)
 	for i, id := range order {
 		c.pos[id] = i
 		o := old[id]
@@ -176,18 +172,9 @@ func (c *compiler) reindex(order []uint32) {
 			continue // folded: its inputs are not read at run time
 		}
 		for k, x := range n.in {
-			if p, ok := c.pos[x]; ok && !containsBefore(n.in, k, x) {
+			if p, ok := c.pos[x]; ok && !slices.Contains(n.in[:k], x) {
 				c.uses[p]++
 			}
 		}
 	}
-}
-
-func containsBefore(in []uint32, k int, x uint32) bool {
-	for _, y := range in[:k] {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
