@@ -62,6 +62,9 @@ type plan struct {
 	outputs    []planIO
 	states     []int // per state slot: position (in the compiled order) of a node using it
 	nslots     int
+	runs       []run // the steps split by where they run
+	hostRuns   int   // runs on the host backend
+	hostSteps  int   // steps in them
 }
 
 // planIO describes a program input or output buffer.
@@ -302,6 +305,9 @@ func (c *compiler) build() (*plan, error) {
 	c.steps = append(c.steps, c.assigns...)
 	c.planArena()
 	c.finish()
+	if err := c.e.partition(c.p); err != nil {
+		return nil, err
+	}
 	return c.p, nil
 }
 

@@ -109,7 +109,7 @@ func (c *compiler) foldConstants() error {
 			if len(data) == 0 {
 				data = make([]byte, 1) // backends need a non-empty buffer
 			}
-			buf, err := c.e.backend.Wrap(data)
+			buf, err := c.e.wrapConst(data)
 			if err != nil {
 				c.e.mu.Unlock()
 				return fmt.Errorf("graph: folding constants: %w", err)

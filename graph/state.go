@@ -54,7 +54,10 @@ func (s *State) Write(ctx context.Context, data []byte) error {
 	if want := s.shape.Len() * s.dtype.Size(); len(data) != want {
 		return fmt.Errorf("graph: state %s: write of %d bytes, want %d", s.name, len(data), want)
 	}
-	return s.eng.backend.Write(ctx, s.buf, 0, data)
+	if s.buf == nil {
+		return fmt.Errorf("graph: state %s is closed", s.name)
+	}
+	return s.eng.withQueue(ctx, func(q kernels.Queue) error { return q.Write(ctx, s.buf, 0, data) })
 }
 
 // Read copies the state's contents out (after pending work finishes).
@@ -62,7 +65,10 @@ func (s *State) Read(ctx context.Context, dst []byte) error {
 	if want := s.shape.Len() * s.dtype.Size(); len(dst) != want {
 		return fmt.Errorf("graph: state %s: read into %d bytes, want %d", s.name, len(dst), want)
 	}
-	return s.eng.backend.Read(ctx, dst, s.buf, 0)
+	if s.buf == nil {
+		return fmt.Errorf("graph: state %s is closed", s.name)
+	}
+	return s.eng.withQueue(ctx, func(q kernels.Queue) error { return q.Read(ctx, dst, s.buf, 0) })
 }
 
 // Close releases the state's buffer.

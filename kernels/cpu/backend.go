@@ -16,7 +16,8 @@ import (
 // written by kernels (the graph never writes to a constant slot).
 type buffer struct {
 	b       []byte
-	wrapped bool
+	wrapped bool // constant caller memory (Wrap)
+	alias   bool // changing caller memory (Alias)
 }
 
 // Bytes returns the buffer size.
@@ -72,7 +73,7 @@ func (b *Backend) track(n int64) {
 
 // Free forgets a buffer (the garbage collector reclaims it).
 func (b *Backend) Free(buf kernels.Buffer) {
-	if x, ok := buf.(*buffer); ok && !x.wrapped {
+	if x, ok := buf.(*buffer); ok && !x.wrapped && !x.alias {
 		b.live.Add(-int64(len(x.b)))
 		x.b = nil
 	}
@@ -83,8 +84,8 @@ func (b *Backend) Wrap(host []byte) (kernels.Buffer, error) {
 	return &buffer{b: host, wrapped: true}, nil
 }
 
-// Write copies src into dst.
-func (b *Backend) Write(ctx context.Context, dst kernels.Buffer, off int, src []byte) error {
+// write copies src into dst.
+func (b *Backend) write(dst kernels.Buffer, off int, src []byte) error {
 	d, ok := dst.(*buffer)
 	if !ok || d.wrapped {
 		return fmt.Errorf("cpu: write to a foreign or read-only buffer")
@@ -96,8 +97,8 @@ func (b *Backend) Write(ctx context.Context, dst kernels.Buffer, off int, src []
 	return nil
 }
 
-// Read copies from src into dst (work is synchronous, nothing to wait for).
-func (b *Backend) Read(ctx context.Context, dst []byte, src kernels.Buffer, off int) error {
+// read copies from src into dst.
+func (b *Backend) read(dst []byte, src kernels.Buffer, off int) error {
 	s, ok := src.(*buffer)
 	if !ok {
 		return fmt.Errorf("cpu: read from a foreign buffer")
@@ -109,17 +110,50 @@ func (b *Backend) Read(ctx context.Context, dst []byte, src kernels.Buffer, off 
 	return nil
 }
 
-// Sync returns at once: CPU kernels finish before Launch returns.
-func (b *Backend) Sync(ctx context.Context) error { return ctx.Err() }
+// Alias returns a writable buffer over mem, which the backend treats as
+// changing between runs (it never caches anything derived from it).
+func (b *Backend) Alias(mem []byte) (kernels.Buffer, error) { return &buffer{b: mem, alias: true}, nil }
+
+// HostBytes returns the memory behind a buffer of this backend.
+func (b *Backend) HostBytes(buf kernels.Buffer) ([]byte, bool) {
+	x, ok := buf.(*buffer)
+	if !ok {
+		return nil, false
+	}
+	return x.b, true
+}
 
 // Stats reports launches and buffer bytes.
 func (b *Backend) Stats() kernels.Stats {
 	return kernels.Stats{Dispatches: b.dispatches.Load(), PeakBytes: b.peak.Load(), LiveBytes: b.live.Load()}
 }
 
-// Launch runs one step to completion.
-func (b *Backend) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.Buffer) error {
-	b.dispatches.Add(1)
+// NewQueue returns a queue that runs each step to completion in the calling
+// goroutine: CPU work needs no stream, and queues of one backend may be
+// used by different goroutines at once.
+func (b *Backend) NewQueue() (kernels.Queue, error) { return queue{b}, nil }
+
+// queue is the CPU's synchronous queue.
+type queue struct{ b *Backend }
+
+func (q queue) Write(ctx context.Context, dst kernels.Buffer, off int, src []byte) error {
+	return q.b.write(dst, off, src)
+}
+
+func (q queue) Read(ctx context.Context, dst []byte, src kernels.Buffer, off int) error {
+	return q.b.read(dst, src, off)
+}
+
+func (q queue) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.Buffer) error {
+	return q.b.Launch(s, bufs)
+}
+
+func (q queue) Sync(ctx context.Context) error { return ctx.Err() }
+
+func (q queue) Close() error { return nil }
+
+// Launch checks a step's views against bufs and runs it to completion.
+func (b *Backend) Launch(s *kernels.Step, bufs []kernels.Buffer) error {
 	for _, v := range s.In {
 		if err := checkView(v, bufs); err != nil {
 			return fmt.Errorf("input: %w", err)
@@ -130,6 +164,12 @@ func (b *Backend) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.Bu
 			return fmt.Errorf("output: %w", err)
 		}
 	}
+	return b.run(s, bufs)
+}
+
+// run dispatches a checked step to its kernel.
+func (b *Backend) run(s *kernels.Step, bufs []kernels.Buffer) error {
+	b.dispatches.Add(1)
 	switch s.Op {
 	case kernels.OpFused:
 		return b.fused(s, bufs)
@@ -177,19 +217,12 @@ func checkView(v kernels.View, bufs []kernels.Buffer) error {
 	if v.Slot < 0 || v.Slot >= len(bufs) || bufs[v.Slot] == nil {
 		return fmt.Errorf("cpu: view refers to missing buffer slot %d", v.Slot)
 	}
-	n := len(bufs[v.Slot].(*buffer).b) / max(v.DType.Size(), 1)
-	lo, hi := v.Offset, v.Offset
-	for i, d := range v.Shape {
-		if d == 0 {
-			return nil
-		}
-		if st := v.Strides[i]; st >= 0 {
-			hi += (d - 1) * st
-		} else {
-			lo += (d - 1) * st
-		}
+	x, ok := bufs[v.Slot].(*buffer)
+	if !ok {
+		return fmt.Errorf("cpu: view refers to a foreign buffer in slot %d", v.Slot)
 	}
-	if lo < 0 || hi >= n {
+	n := len(x.b) / max(v.DType.Size(), 1)
+	if lo, hi := v.Span(); hi > lo && (lo < 0 || hi > n) {
 		return fmt.Errorf("cpu: view %s%v at offset %d (strides %v) reaches outside its %d-element buffer", v.DType, v.Shape, v.Offset, v.Strides, n)
 	}
 	return nil

@@ -1,0 +1,356 @@
+package graph
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/tensorforge/forge/kernels"
+)
+
+func (e *Engine) newProgram(p *plan, g *Graph, order []uint32) (*Program, error) {
+	prog := &Program{e: e, p: p, g: g, bufs: make([]kernels.Buffer, p.nslots)}
+	var err error
+	if prog.q, err = e.getQueue(false); err != nil {
+		return nil, err
+	}
+	if prog.bufs[0], err = e.getBuf(false, p.arenaBytes); err != nil {
+		prog.Close()
+		return nil, fmt.Errorf("graph: arena of %d bytes: %w", p.arenaBytes, err)
+	}
+	for k, b := range p.consts {
+		prog.bufs[p.constSlot(k)] = b
+	}
+	prog.inputs = make([]uint32, len(p.inputs))
+	for k, in := range p.inputs {
+		prog.inputs[k] = order[in.pos]
+		if prog.bufs[p.inputSlot(k)], err = e.getBuf(false, in.bytes); err != nil {
+			prog.Close()
+			return nil, fmt.Errorf("graph: input buffer: %w", err)
+		}
+	}
+	prog.outputs = make([]uint32, len(p.outputs))
+	for k, out := range p.outputs {
+		prog.outputs[k] = order[out.pos]
+		if prog.bufs[p.outputSlot(k)], err = e.getBuf(false, out.bytes); err != nil {
+			prog.Close()
+			return nil, fmt.Errorf("graph: output buffer: %w", err)
+		}
+	}
+	for k, pos := range p.states {
+		s := g.nodes[order[pos]].state
+		if s.buf == nil {
+			prog.Close()
+			return nil, fmt.Errorf("graph: state %s is closed", s.name)
+		}
+		prog.bufs[p.stateSlot(k)] = s.buf
+	}
+	if p.hostRuns > 0 {
+		if err := prog.bindHost(); err != nil {
+			prog.Close()
+			return nil, err
+		}
+	}
+	return prog, nil
+}
+
+// Eval compiles (or reuses) a program for outs, feeds inputs that were
+// created with data (InputF32 and friends), runs it and returns the outputs
+// on the host. Effect tokens among outs yield no Value (nil). When Eval
+// returns, the program's work, effects on States included, has finished.
+func (e *Engine) Eval(ctx context.Context, outs ...Tensor) ([]*Value, error) {
+	prog, err := e.Compile(ctx, outs...)
+	if err != nil {
+		return nil, err
+	}
+	defer prog.Close()
+	if err := prog.bindAttached(ctx); err != nil {
+		return nil, err
+	}
+	if err := prog.Run(ctx); err != nil {
+		return nil, err
+	}
+	vals := make([]*Value, len(outs))
+	k := 0
+	for i, t := range outs {
+		if t.node().op == opAssign {
+			continue
+		}
+		v, err := prog.Output(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+		k++
+	}
+	if err := prog.q.Sync(ctx); err != nil {
+		return nil, fmt.Errorf("graph: eval: %w", err)
+	}
+	return vals, nil
+}
+
+// Program is a compiled graph bound to its own buffers and queue. Set
+// inputs, Run, read outputs; repeat. A Program is used by one goroutine at a
+// time; programs of one engine may run concurrently.
+type Program struct {
+	e       *Engine
+	p       *plan
+	g       *Graph
+	q       kernels.Queue
+	bufs    []kernels.Buffer
+	inputs  []uint32 // node ids of the compiling graph
+	outputs []uint32
+
+	// Partitioned programs only: the host backend's queue and buffer table
+	// (constants shared with the engine, mirrors of everything else).
+	hq      kernels.Queue
+	hbufs   []kernels.Buffer
+	hmem    [][]byte // host bytes of each mirror
+	owned   []bool   // mirrors this program allocated (and returns on Close)
+	unified bool     // mirrors alias device memory: no copies, only waits
+}
+
+// Steps returns the number of kernel launches one Run makes.
+func (p *Program) Steps() int { return len(p.p.steps) }
+
+// HostSteps returns how many of those run on the host backend because the
+// engine's backend does not support them.
+func (p *Program) HostSteps() int { return p.p.hostSteps }
+
+// ArenaBytes returns the size of the program's intermediate arena.
+func (p *Program) ArenaBytes() int { return p.p.arenaBytes }
+
+// NumInputs returns how many placeholders the program reads.
+func (p *Program) NumInputs() int { return len(p.inputs) }
+
+func (p *Program) inputIndex(t Tensor) (int, error) {
+	if t.g != p.g {
+		return 0, fmt.Errorf("graph: program input: tensor belongs to another graph")
+	}
+	for k, id := range p.inputs {
+		if id == t.id {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("graph: program input: %v is not an input of this program", t)
+}
+
+// Set copies raw little-endian bytes into the input placeholder t.
+func (p *Program) Set(ctx context.Context, t Tensor, data []byte) error {
+	k, err := p.inputIndex(t)
+	if err != nil {
+		return err
+	}
+	return p.SetIndex(ctx, k, data)
+}
+
+// SetIndex copies raw bytes into input k (in order of creation).
+func (p *Program) SetIndex(ctx context.Context, k int, data []byte) error {
+	if k < 0 || k >= len(p.inputs) {
+		return fmt.Errorf("graph: program has %d inputs, not %d", len(p.inputs), k+1)
+	}
+	in := p.p.inputs[k]
+	if len(data) != in.bytes {
+		return fmt.Errorf("graph: input %s %s%v needs %d bytes, got %d", p.g.nodes[p.inputs[k]].name, in.dtype, in.shape, in.bytes, len(data))
+	}
+	if in.bytes == 0 {
+		return nil
+	}
+	return p.q.Write(ctx, p.bufs[p.p.inputSlot(k)], 0, data)
+}
+
+// SetF32 copies float32 values into the input placeholder t.
+func (p *Program) SetF32(ctx context.Context, t Tensor, data []float32) error {
+	return p.Set(ctx, t, f32Bytes(data))
+}
+
+func (p *Program) bindAttached(ctx context.Context) error {
+	for k, id := range p.inputs {
+		n := &p.g.nodes[id]
+		if n.data == nil && p.p.inputs[k].bytes > 0 {
+			return fmt.Errorf("graph: input %q has no data (use Program.Set or create it with data)", n.name)
+		}
+		if err := p.SetIndex(ctx, k, n.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run enqueues every step on the program's queue; reading an output waits
+// for them. It stops early with the context's error when ctx is cancelled.
+func (p *Program) Run(ctx context.Context) error {
+	if p.bufs == nil {
+		return fmt.Errorf("graph: run of a closed program")
+	}
+	for i := range p.p.runs {
+		r := &p.p.runs[i]
+		var err error
+		switch {
+		case r.host:
+			err = p.runHost(ctx, r)
+		case r.plan != nil:
+			if err = ctx.Err(); err == nil {
+				err = r.plan.Run(ctx, p.q, p.bufs)
+			}
+			if err != nil {
+				err = fmt.Errorf("graph: run steps %d-%d: %w", r.lo, r.hi-1, err)
+			}
+		default:
+			err = launch(ctx, p.q, p.p.steps, r.lo, r.hi, p.bufs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// launch enqueues steps[lo:hi] on q one by one.
+func launch(ctx context.Context, q kernels.Queue, steps []kernels.Step, lo, hi int, bufs []kernels.Buffer) error {
+	done := ctx.Done()
+	for i := lo; i < hi; i++ {
+		select {
+		case <-done:
+			return fmt.Errorf("graph: run: %w", ctx.Err())
+		default:
+		}
+		s := &steps[i]
+		if err := q.Launch(ctx, s, bufs); err != nil {
+			return fmt.Errorf("graph: run step %d (%s): %w", i, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// NumOutputs returns how many values the program produces.
+func (p *Program) NumOutputs() int { return len(p.outputs) }
+
+// Read copies output k's raw bytes into dst (len must match), after the
+// program's queue has finished its work.
+func (p *Program) Read(ctx context.Context, k int, dst []byte) error {
+	if k < 0 || k >= len(p.outputs) {
+		return fmt.Errorf("graph: program has %d outputs, not %d", len(p.outputs), k+1)
+	}
+	o := p.p.outputs[k]
+	if len(dst) != o.bytes {
+		return fmt.Errorf("graph: output %d %s%v has %d bytes, destination %d", k, o.dtype, o.shape, o.bytes, len(dst))
+	}
+	if o.bytes == 0 {
+		return nil
+	}
+	return p.q.Read(ctx, dst, p.bufs[p.p.outputSlot(k)], 0)
+}
+
+// ReadF32 copies float32 output k into dst.
+func (p *Program) ReadF32(ctx context.Context, k int, dst []float32) error {
+	if k >= 0 && k < len(p.outputs) && p.p.outputs[k].dtype != F32 {
+		return fmt.Errorf("graph: output %d is %s, not f32", k, p.p.outputs[k].dtype)
+	}
+	return p.Read(ctx, k, f32Bytes(dst))
+}
+
+// Output reads output k into a new host Value.
+func (p *Program) Output(ctx context.Context, k int) (*Value, error) {
+	if k < 0 || k >= len(p.outputs) {
+		return nil, fmt.Errorf("graph: program has %d outputs, not %d", len(p.outputs), k+1)
+	}
+	o := p.p.outputs[k]
+	v := &Value{DType: o.dtype, Shape: o.shape.Clone(), Data: make([]byte, o.bytes)}
+	if err := p.Read(ctx, k, v.Data); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Close waits for the program's work, then returns its buffers and queues
+// to the engine for reuse. Closing twice is harmless.
+func (p *Program) Close() {
+	if p.bufs == nil {
+		return
+	}
+	e := p.e
+	if p.q != nil {
+		// Buffers go back to the pool only once no work can touch them.
+		_ = p.q.Sync(context.Background())
+		e.putQueue(false, p.q)
+	}
+	e.putBuf(false, p.bufs[0])
+	for k := range p.p.inputs {
+		e.putBuf(false, p.bufs[p.p.inputSlot(k)])
+	}
+	for k := range p.p.outputs {
+		e.putBuf(false, p.bufs[p.p.outputSlot(k)])
+	}
+	if p.hq != nil {
+		_ = p.hq.Sync(context.Background())
+		e.putQueue(true, p.hq)
+	}
+	for i, b := range p.hbufs {
+		if p.owned[i] {
+			e.putBuf(true, b)
+		}
+	}
+	p.bufs, p.hbufs = nil, nil
+}
+
+// Value is a tensor's contents on the host.
+type Value struct {
+	DType DType
+	Shape Shape
+	Data  []byte // little-endian elements, row-major
+}
+
+// F32 returns the data as float32s (no copy). It panics if the dtype is not
+// F32, which is a programming error, not an input error.
+func (v *Value) F32() []float32 {
+	if v.DType != F32 {
+		panic(fmt.Sprintf("graph: Value.F32 on %s", v.DType))
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(v.Data))), len(v.Data)/4)
+}
+
+// I64 returns the data as int64s (no copy); the dtype must be I64.
+func (v *Value) I64() []int64 {
+	if v.DType != I64 {
+		panic(fmt.Sprintf("graph: Value.I64 on %s", v.DType))
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v.Data))), len(v.Data)/8)
+}
+
+// Float64s converts the data of any dtype to float64s.
+func (v *Value) Float64s() []float64 {
+	n := v.Shape.Len()
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = elemAt(v.Data, v.DType, i)
+	}
+	return out
+}
+
+// elemAt reads element i of raw data as float64.
+func elemAt(b []byte, dt DType, i int) float64 {
+	switch dt {
+	case F32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	case F16:
+		return float64(kernels.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	case BF16:
+		return float64(kernels.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	case I32:
+		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+	case I64:
+		return float64(int64(binary.LittleEndian.Uint64(b[8*i:])))
+	case U8, Bool:
+		return float64(b[i])
+	case I8:
+		return float64(int8(b[i]))
+	}
+	return math.NaN()
+}
+
+func f32At(b []byte, i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+}
