@@ -171,6 +171,9 @@ func (c *compiler) alloc(n int) {
 // build compiles the subgraph; with fold set, weight-only subgraphs are
 // evaluated once on the engine and become constants.
 func (c *compiler) build() (*plan, error) {
+	if err := c.checkStates(); err != nil {
+		return nil, err
+	}
 	g := c.g
 	N := len(c.order)
 	c.alloc(N)
@@ -184,7 +187,7 @@ func (c *compiler) build() (*plan, error) {
 		switch n.op {
 		case opParam, opConst:
 			c.isConst[i] = true
-		case opInput, opState, opAssign:
+		case opInput, opState, opAssign, opUpdate:
 		default:
 			all := len(n.in) > 0
 			for _, x := range n.in {
@@ -267,6 +270,8 @@ func (c *compiler) build() (*plan, error) {
 			c.placeConcat(i, n)
 		case opAssign:
 			c.placeAssign(i, n)
+		case opUpdate:
+			c.placeUpdate(i, n)
 		default:
 			err = fmt.Errorf("graph: cannot compile node #%d (%s)", id, opLabel(n))
 		}
@@ -738,6 +743,42 @@ func (c *compiler) placeConcat(i int, n *node) {
 		c.steps = append(c.steps, copyStep(c.operand(j), w, "concat"))
 		off += m.shape[a]
 	}
+}
+
+// placeUpdate writes a value into its state in place; the node's value is
+// the state itself.
+func (c *compiler) placeUpdate(i int, n *node) {
+	k := c.stateNum(n.state, c.order[i])
+	src, start := c.dense(c.pos[n.in[0]]), c.dense(c.pos[n.in[1]])
+	for _, o := range []operand{src, start} {
+		if o.kind == inArena {
+			c.temps[o.idx].end = max(c.temps[o.idx].end, len(c.steps))
+		}
+	}
+	st := contiguousStrides(n.state.shape)
+	dst := operand{kind: inState, idx: k, v: kernels.View{DType: n.dtype, Shape: n.state.shape, Strides: st}}
+	c.steps = append(c.steps, pstep{op: kernels.OpSliceUpdate, in: []operand{src, start}, out: []operand{dst}, attr: kernels.AxisAttr{Axis: n.ints[0]}, name: "update " + n.state.name})
+	c.setLoc(i, loc{kind: inState, idx: k, strides: st})
+}
+
+// checkStates rejects programs whose effect on a state depends on an order
+// the graph does not give: a state updated in place and also read, assigned
+// or updated again elsewhere.
+func (c *compiler) checkStates() error {
+	uses := map[*State][]opKind{}
+	for _, id := range c.order {
+		n := &c.g.nodes[id]
+		switch n.op {
+		case opState, opAssign, opUpdate:
+			uses[n.state] = append(uses[n.state], n.op)
+		}
+	}
+	for s, ops := range uses {
+		if len(ops) > 1 && slices.Contains(ops, opUpdate) {
+			return fmt.Errorf("graph: state %s is updated in place and also read or written in the same program", s.name)
+		}
+	}
+	return nil
 }
 
 // placeAssign copies a value into its window of a state after all other

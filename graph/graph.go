@@ -34,11 +34,12 @@ const (
 	opTuple  // picks output ints[0] of a multi-output kernel node
 	opConcat
 	opAssign // effect: writes input 1 into a window of state input 0
+	opUpdate // writes input 0 into state at the position input 1 holds; its value is the whole state after
 )
 
 var opKindNames = [...]string{"invalid", "param", "const", "input", "state",
 	"elem", "cast", "reshape", "permute", "slice", "expand", "kernel", "tuple",
-	"concat", "assign"}
+	"concat", "assign", "update"}
 
 // node is one immutable entry of the arena.
 type node struct {
@@ -53,7 +54,7 @@ type node struct {
 	dtype DType
 	data  []byte // opParam / opConst
 	name  string // params, inputs, states: for errors and debugging
-	state *State // opState, opAssign
+	state *State // opState, opAssign, opUpdate
 	nout  int    // opKernel: number of outputs (tuple nodes pick them)
 	err   error
 }
@@ -246,7 +247,7 @@ func appendNodeKey(b []byte, n *node, in []uint32, stateNo map[*State]int) []byt
 	case opConst:
 		b = append(b, "|c"...)
 		b = append(b, n.data...)
-	case opState, opAssign:
+	case opState, opAssign, opUpdate:
 		b = append(b, "|s"...)
 		if stateNo != nil {
 			k, ok := stateNo[n.state]

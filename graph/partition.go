@@ -92,8 +92,10 @@ func (p *plan) transfers(steps []kernels.Step) (down, up []span) {
 			if !ok {
 				continue
 			}
-			if v.Len()*max(v.DType.Size(), 1) != s.hi-s.lo {
-				need(s) // strided: keep the device's bytes between the elements
+			if st.Op == kernels.OpSliceUpdate || v.Len()*max(v.DType.Size(), 1) != s.hi-s.lo {
+				// Partly written (a window of a state, a strided view):
+				// keep the device's bytes around what the step writes.
+				need(s)
 			}
 			written[s.slot] = append(written[s.slot], s)
 			up = append(up, s)

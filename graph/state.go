@@ -121,3 +121,39 @@ func (g *Graph) Assign(s *State, value Tensor, axis, start int) Tensor {
 	}
 	return g.add(node{op: opAssign, in: []uint32{value.id}, ints: []int{a, start}, state: s, shape: Shape{}, dtype: s.dtype})
 }
+
+// UpdateState writes value into state s at the position start holds (an
+// I32/I64 scalar computed at run time, such as a decoder's position) along
+// axis, in place, and returns the state's whole value after the write. It
+// is how a program reads a cache it has just appended to without copying
+// it: build the step once with the position as an input.
+//
+// The write happens when something computed from the returned tensor is
+// compiled. A graph may update a state once and must not also read it with
+// ReadState or write it with Assign (the order would be undefined); Compile
+// reports such a graph. A start where value does not fit fails the run.
+func (g *Graph) UpdateState(s *State, value Tensor, axis int, start Tensor) Tensor {
+	if s == nil || s.buf == nil {
+		return g.failf("update_state", "state is nil or closed")
+	}
+	if bad, ok := g.check("update_state", value, start); !ok {
+		return bad
+	}
+	v := value.node()
+	if v.dtype != s.dtype || len(v.shape) != len(s.shape) {
+		return g.failf("update_state", "value %s%v does not match state %s %s%v", v.dtype, v.shape, s.name, s.dtype, s.shape)
+	}
+	a, err := normAxis(axis, len(s.shape))
+	if err != nil {
+		return g.failf("update_state", "%v (state %s %v)", err, s.name, s.shape)
+	}
+	for i := range s.shape {
+		if i != a && v.shape[i] != s.shape[i] || i == a && v.shape[i] > s.shape[i] {
+			return g.failf("update_state", "value %v does not fit state %s %v along axis %d", v.shape, s.name, s.shape, a)
+		}
+	}
+	if d := start.DType(); (d != I32 && d != I64) || start.Shape().Len() != 1 {
+		return g.failf("update_state", "start must be one i32 or i64 value, got %s%v", d, start.Shape())
+	}
+	return g.add(node{op: opUpdate, in: []uint32{value.id, start.id}, ints: []int{a}, state: s, shape: s.shape, dtype: s.dtype})
+}

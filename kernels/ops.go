@@ -63,6 +63,13 @@ const (
 	// an optional additive mask [n, s]; Out = softmax(q·kᵀ + mask)·v
 	// [..., n, dv], the scores never leaving the kernel.
 	OpAttention
+	// OpSliceUpdate: In = src, start (I32/I64, one value); Out[0] = the
+	// whole destination (a State), dense. Writes src into the destination
+	// at start along AxisAttr.Axis; every other element keeps its value, so
+	// the output is read-modify-write. src matches the destination except
+	// along that axis. A start that does not fit is an error where the
+	// backend can report one; no backend writes outside the window.
+	OpSliceUpdate
 	opCount
 )
 
@@ -70,7 +77,7 @@ var opNames = [...]string{
 	"invalid", "fused", "reduce", "softmax", "layer_norm", "group_norm",
 	"matmul", "conv1d", "conv_transpose1d", "lstm", "gather",
 	"repeat_interleave", "pad", "cumsum", "matmul_integer", "conv_integer1d",
-	"dynamic_quantize", "linear_q", "attention",
+	"dynamic_quantize", "linear_q", "attention", "slice_update",
 }
 
 // String returns the op's name.

@@ -207,6 +207,8 @@ func (b *Backend) run(s *kernels.Step, bufs []kernels.Buffer) error {
 		return b.linearQ(s, bufs)
 	case kernels.OpAttention:
 		return b.attention(s, bufs)
+	case kernels.OpSliceUpdate:
+		return b.sliceUpdate(s, bufs)
 	}
 	return fmt.Errorf("cpu: op %s is not implemented", s.Op)
 }

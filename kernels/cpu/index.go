@@ -51,6 +51,31 @@ func (b *Backend) gather(s *kernels.Step, bufs []kernels.Buffer) error {
 	return nil
 }
 
+// sliceUpdate implements OpSliceUpdate: src is dense, the destination is a
+// dense state written in place.
+func (b *Backend) sliceUpdate(s *kernels.Step, bufs []kernels.Buffer) error {
+	sv, iv, dv := s.In[0], s.In[1], s.Out[0]
+	a, ok := s.Attr.(kernels.AxisAttr)
+	if !ok {
+		return fmt.Errorf("cpu: slice_update: missing attributes")
+	}
+	outer, dim, inner := splitAxis(dv.Shape, a.Axis)
+	n := sv.Shape[a.Axis]
+	start := indexAt(bufs, iv, 0)
+	if start < 0 || start+int64(n) > int64(dim) {
+		return fmt.Errorf("cpu: slice_update: %d elements at %d do not fit axis %d of extent %d", n, start, a.Axis, dim)
+	}
+	es := dv.DType.Size()
+	run := n * inner * es
+	src := bytesOf(bufs, sv)[sv.Offset*es:]
+	dst := bytesOf(bufs, dv)[dv.Offset*es:]
+	for o := 0; o < outer; o++ {
+		to := (o*dim + int(start)) * inner * es
+		copy(dst[to:to+run], src[o*run:(o+1)*run])
+	}
+	return nil
+}
+
 // repeatInterleave implements OpRepeatInterleave; the counts must be
 // non-negative and sum to the output extent the graph was built with.
 func (b *Backend) repeatInterleave(s *kernels.Step, bufs []kernels.Buffer) error {

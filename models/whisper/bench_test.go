@@ -8,6 +8,7 @@ import (
 
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
+	"github.com/tensorforge/forge/models/whisper/tokenizer"
 )
 
 var benchModels = []struct {
@@ -69,6 +70,60 @@ func BenchmarkEncoder(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric((procstat.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}
+
+// BenchmarkDecoderStep times one greedy decoder step (one hypothesis, one
+// token, logits read back) at positions 4 to 40 of a window encoded from
+// jfk, the range a short utterance's transcript covers. It also reports how
+// many graphs the model built and how many programs it compiled per step.
+func BenchmarkDecoderStep(b *testing.B) {
+	for _, c := range benchModels {
+		b.Run(c.size+"/"+c.prec.String(), func(b *testing.B) {
+			m := model(b, c.size, c.prec)
+			feats, _ := goldenF32(b, goldenFile(b, c.size, "jfk"), "input_features")
+			w, err := m.Encode(bg, feats)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			prefix, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			logits := [][]float32{make([]float32, m.Config().Vocab)}
+			start := func() {
+				if err := w.Start(bg, 1, prefix, []int{len(prefix) - 1}, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			token := []int32{440} // any ordinary token: the step's cost does not depend on it
+			start()
+			for w.Positions() < 40 { // warm-up: every program a step needs is compiled
+				if err := w.Step(bg, token, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start()
+			st0 := m.Engine().Stats()
+			cpu0 := procstat.CPUTime()
+			b.ResetTimer()
+			for range b.N {
+				if w.Positions() >= 40 {
+					b.StopTimer()
+					start()
+					b.StartTimer()
+				}
+				if err := w.Step(bg, token, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((procstat.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			st := m.Engine().Stats()
+			b.ReportMetric(float64(st.GraphBuilds-st0.GraphBuilds)/float64(b.N), "builds/op")
+			b.ReportMetric(float64(st.Compiles-st0.Compiles)/float64(b.N), "compiles/op")
 		})
 	}
 }

@@ -27,9 +27,45 @@ type session struct {
 }
 
 // kvCache is the self-attention cache of a batch of hypotheses: per layer,
-// keys and values [beams, text positions, d].
+// keys and values [beams, text positions, d], and the decoder programs that
+// run on it. A program is built and compiled once per shape (see stepKey)
+// with the position as an input, so every token of every window that reuses
+// this cache runs the same compiled program.
 type kvCache struct {
-	k, v []*graph.State
+	k, v    []*graph.State
+	steps   map[stepKey]*stepProgram
+	reorder map[int]*reorderProgram // by attended length
+}
+
+// stepKey is what a decoder program's shape depends on.
+type stepKey struct {
+	n      int // tokens fed per hypothesis (1 for a step, the prefix for Start)
+	length int // cache positions attended (a bucket ≥ position + n)
+	rows   int // logit rows read at given positions (Start); 0: the last token of each hypothesis
+}
+
+// stepProgram is a compiled decoder step and its inputs.
+type stepProgram struct {
+	prog         *graph.Program
+	ids, pos, at graph.Tensor
+}
+
+// reorderProgram gathers the cache rows of the surviving hypotheses.
+type reorderProgram struct {
+	prog  *graph.Program
+	order graph.Tensor
+}
+
+// attendLength returns the bucket of cache positions a step at positions
+// up to need−1 attends over: positions past need−1 are masked, so a few
+// wasted columns buy one program for many positions.
+func attendLength(need, textCtx int) int {
+	for _, l := range []int{32, 64, 128, 256} {
+		if need <= l && l < textCtx {
+			return l
+		}
+	}
+	return textCtx
 }
 
 // maxCaches bounds how many batch sizes a session keeps caches for (1 for
@@ -72,7 +108,7 @@ func (s *session) cache(beams int) (*kvCache, error) {
 		}
 	}
 	m := s.m
-	c := &kvCache{}
+	c := &kvCache{steps: map[stepKey]*stepProgram{}, reorder: map[int]*reorderProgram{}}
 	shape := graph.Shape{beams, m.cfg.TextCtx, m.cfg.DModel}
 	for i := range m.cfg.DecoderLayers {
 		k, err := m.eng.NewState(fmt.Sprintf("self.%d.key", i), graph.F32, shape)
@@ -93,6 +129,12 @@ func (s *session) cache(beams int) (*kvCache, error) {
 }
 
 func (c *kvCache) close() {
+	for _, p := range c.steps {
+		p.prog.Close()
+	}
+	for _, p := range c.reorder {
+		p.prog.Close()
+	}
 	for _, st := range slices.Concat(c.k, c.v) {
 		st.Close()
 	}
@@ -111,13 +153,14 @@ func (s *session) close() {
 // decode.Decoder. It is not safe for concurrent use. Close it to return its
 // state to the model.
 type Window struct {
-	m      *Model
-	s      *session
-	cache  *kvCache
-	beams  int // hypotheses since Start
-	pos    int // positions held by the self-attention caches
-	logits []float32
-	ids    []int64
+	m       *Model
+	s       *session
+	cache   *kvCache
+	beams   int // hypotheses since Start
+	pos     int // positions held by the self-attention caches
+	logits  []float32
+	ids     []int64
+	scratch []int64 // position and logit-row inputs
 }
 
 var _ decode.Decoder = (*Window)(nil)
@@ -306,14 +349,28 @@ func (w *Window) Reorder(src []int) error {
 	for b, s := range src {
 		idx[b] = int64(s)
 	}
-	g := graph.New()
-	order := g.InputI64("order", graph.Shape{len(idx)}, idx)
-	var effects []graph.Tensor
-	for _, st := range slices.Concat(w.cache.k, w.cache.v) {
-		kept := g.ReadState(st).Slice(1, 0, w.pos).IndexSelect(0, order)
-		effects = append(effects, g.Assign(st, kept, 1, 0))
+	length := attendLength(w.pos, w.m.cfg.TextCtx)
+	rp := w.cache.reorder[length]
+	if rp == nil {
+		g := graph.New()
+		order := g.Input("order", graph.I64, graph.Shape{len(idx)})
+		var effects []graph.Tensor
+		for _, st := range slices.Concat(w.cache.k, w.cache.v) {
+			kept := g.ReadState(st).Slice(1, 0, length).IndexSelect(0, order)
+			effects = append(effects, g.Assign(st, kept, 1, 0))
+		}
+		prog, err := w.m.eng.Compile(context.Background(), effects...)
+		if err != nil {
+			return fmt.Errorf("whisper: reorder: %w", err)
+		}
+		rp = &reorderProgram{prog: prog, order: order}
+		w.cache.reorder[length] = rp
 	}
-	if _, err := w.m.eng.Eval(context.Background(), effects...); err != nil {
+	ctx := context.Background()
+	if err := rp.prog.Set(ctx, rp.order, i64Bytes(idx)); err != nil {
+		return fmt.Errorf("whisper: reorder: %w", err)
+	}
+	if err := rp.prog.Run(ctx); err != nil {
 		return fmt.Errorf("whisper: reorder: %w", err)
 	}
 	return nil
@@ -342,41 +399,33 @@ func (w *Window) checkRows(logits [][]float32) error {
 // for Start (at given) those of hypothesis 0 at the prefix positions at, for
 // Step the last position of every hypothesis.
 func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) error {
-	m, B := w.m, w.beams
-	g := graph.New()
-	ids := g.Input("ids", graph.I64, graph.Shape{B, n})
-	nt := m.net(g, B)
-	nt.rowwise = true
-	x, effects := m.decoder(nt, ids, w.pos, w.s, w.cache)
-	var rows graph.Tensor
-	if at != nil {
-		pos := make([]int64, len(at))
-		for i, p := range at {
-			pos[i] = int64(p)
-		}
-		rows = x.Slice(0, 0, 1).Reshape(n, m.cfg.DModel).Gather(0, g.ConstI64(graph.Shape{len(at)}, pos))
-	} else {
-		rows = x.Reshape(B, m.cfg.DModel)
-	}
-	// The output projection is tied to the embedding. The export runs it as
-	// a float MatMul on the dequantized table in both precisions; LinearQ is
-	// the same product reading the table as bytes.
-	e := &m.p.embed
-	out := rows.LinearQ(e.q.in(g), e.scale.in(g), e.zero.in(g))
-	prog, err := m.eng.Compile(ctx, append([]graph.Tensor{out}, effects...)...)
+	m := w.m
+	sp, err := w.program(ctx, stepKey{n: n, length: attendLength(w.pos+n, m.cfg.TextCtx), rows: len(at)})
 	if err != nil {
 		return fmt.Errorf("whisper: decoder: %w", err)
 	}
-	defer prog.Close()
-	if err := prog.Set(ctx, ids, i64Bytes(w.ids)); err != nil {
+	w.scratch = append(w.scratch[:0], int64(w.pos))
+	if err := sp.prog.Set(ctx, sp.pos, i64Bytes(w.scratch)); err != nil {
 		return fmt.Errorf("whisper: decoder: %w", err)
 	}
-	if err := prog.Run(ctx); err != nil {
+	if at != nil {
+		w.scratch = w.scratch[:0]
+		for _, p := range at {
+			w.scratch = append(w.scratch, int64(p))
+		}
+		if err := sp.prog.Set(ctx, sp.at, i64Bytes(w.scratch)); err != nil {
+			return fmt.Errorf("whisper: decoder: %w", err)
+		}
+	}
+	if err := sp.prog.Set(ctx, sp.ids, i64Bytes(w.ids)); err != nil {
+		return fmt.Errorf("whisper: decoder: %w", err)
+	}
+	if err := sp.prog.Run(ctx); err != nil {
 		return fmt.Errorf("whisper: decoder: %w", err)
 	}
 	V := m.cfg.Vocab
 	w.logits = slices.Grow(w.logits[:0], len(logits)*V)[:len(logits)*V]
-	if err := prog.ReadF32(ctx, 0, w.logits); err != nil {
+	if err := sp.prog.ReadF32(ctx, 0, w.logits); err != nil {
 		return fmt.Errorf("whisper: decoder: %w", err)
 	}
 	for i, row := range logits {
@@ -386,36 +435,67 @@ func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) e
 	return nil
 }
 
-// decoder builds the decoder layers for ids [B, n] at positions pos…pos+n−1
-// and returns the final normalised states [B, n, d] and the cache writes.
-func (m *Model) decoder(nt net, ids graph.Tensor, pos int, s *session, c *kvCache) (graph.Tensor, []graph.Tensor) {
-	g, p, cfg := nt.g, m.p, m.cfg
-	B, n := ids.Dim(0), ids.Dim(1)
-	e := &p.embed
-	x := e.q.in(g).Gather(0, ids).Dequantize(e.scale.in(g), e.zero.in(g)) // as the export: gather, then dequantize
-	x = x.Add(p.decPos.in(g).Slice(0, pos, pos+n))
-	var mask graph.Tensor
-	if n > 1 {
-		// position pos+i sees columns 0…pos+i
-		rows := g.Arange(float64(pos), 1, n, graph.F32).Reshape(n, 1)
-		cols := g.Arange(0, 1, pos+n, graph.F32).Reshape(1, pos+n)
-		mask = graph.Where(cols.Le(rows), g.Scalar(0, graph.F32), g.Scalar(maskValue, graph.F32))
+// program returns the cache's compiled decoder program for key, building
+// it the first time: ids [beams, n], the position of the first token, and
+// for Start the prefix positions whose logits are read.
+func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error) {
+	if sp := w.cache.steps[key]; sp != nil {
+		return sp, nil
 	}
+	m, B := w.m, w.beams
+	g := graph.New()
+	sp := &stepProgram{
+		ids: g.Input("ids", graph.I64, graph.Shape{B, key.n}),
+		pos: g.Input("position", graph.I64, graph.Shape{1}),
+	}
+	nt := m.net(g, B)
+	nt.rowwise = true
+	x := m.decoder(nt, sp.ids, sp.pos, key.length, w.s, w.cache)
+	var rows graph.Tensor
+	if key.rows > 0 {
+		sp.at = g.Input("at", graph.I64, graph.Shape{key.rows})
+		rows = x.Slice(0, 0, 1).Reshape(key.n, m.cfg.DModel).Gather(0, sp.at)
+	} else {
+		rows = x.Reshape(B, m.cfg.DModel)
+	}
+	// The output projection is tied to the embedding. The export runs it as
+	// a float MatMul on the dequantized table in both precisions; LinearQ is
+	// the same product reading the table as bytes.
+	e := &m.p.embed
+	out := rows.LinearQ(e.q.in(g), e.scale.in(g), e.zero.in(g))
+	prog, err := m.eng.Compile(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	sp.prog = prog
+	w.cache.steps[key] = sp
+	return sp, nil
+}
+
+// decoder builds the decoder layers for ids [B, n] at positions pos…pos+n−1
+// (pos: an I64 input holding the first) attending over the first length
+// cache positions, and returns the final normalised states [B, n, d]. Each
+// layer appends its keys and values to the cache in place and attends over
+// the cache as updated, masked past each token's own position.
+func (m *Model) decoder(nt net, ids, pos graph.Tensor, length int, s *session, c *kvCache) graph.Tensor {
+	g, p, cfg := nt.g, m.p, m.cfg
+	n := ids.Dim(1)
+	e := &p.embed
+	positions := pos.Add(g.Arange(0, 1, n, graph.I64))                    // [n]
+	x := e.q.in(g).Gather(0, ids).Dequantize(e.scale.in(g), e.zero.in(g)) // as the export: gather, then dequantize
+	x = x.Add(p.decPos.in(g).Gather(0, positions))
+	// position pos+i sees cache columns 0…pos+i
+	cols := g.Arange(0, 1, length, graph.I64).Reshape(1, length)
+	mask := graph.Where(cols.Le(positions.Reshape(n, 1)), g.Scalar(0, graph.F32), g.Scalar(maskValue, graph.F32))
 	heads := cfg.DecoderHeads
 	scale := headScale(cfg.DModel / heads)
-	var effects []graph.Tensor
 	for i := range p.dec {
 		l := &p.dec[i]
 
 		h := nt.layerNorm(x, &l.selfLN)
 		q := nt.linear(h, &l.self.q).MulScalar(scale)
-		k := nt.linear(h, &l.self.k)
-		v := nt.linear(h, &l.self.v)
-		effects = append(effects, g.Assign(c.k[i], k, 1, pos), g.Assign(c.v[i], v, 1, pos))
-		if pos > 0 {
-			k = graph.Concat(1, g.ReadState(c.k[i]).Slice(0, 0, B).Slice(1, 0, pos), k)
-			v = graph.Concat(1, g.ReadState(c.v[i]).Slice(0, 0, B).Slice(1, 0, pos), v)
-		}
+		k := g.UpdateState(c.k[i], nt.linear(h, &l.self.k), 1, pos).Slice(1, 0, length)
+		v := g.UpdateState(c.v[i], nt.linear(h, &l.self.v), 1, pos).Slice(1, 0, length)
 		o := attend(splitHeads(q, heads), splitHeads(k, heads), splitHeads(v, heads), mask)
 		x = x.Add(nt.linear(mergeHeads(o), &l.self.out))
 
@@ -428,7 +508,7 @@ func (m *Model) decoder(nt net, ids graph.Tensor, pos int, s *session, c *kvCach
 
 		x = x.Add(nt.mlp(nt.layerNorm(x, &l.mlpLN), &l.fc1, &l.fc2))
 	}
-	return nt.layerNorm(x, &p.decLN), effects
+	return nt.layerNorm(x, &p.decLN)
 }
 
 func i64Bytes(v []int64) []byte {
