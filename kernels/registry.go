@@ -106,29 +106,41 @@ func Names() []string {
 // highest-ranked one that can run here. An unknown name or an unavailable
 // backend is an error that names what is available.
 func Open(name string, opts Options) (Backend, error) {
+	name, err := Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return open(name, opts)
+}
+
+// Resolve returns the name of the backend Open(name) would create, without
+// creating it: name itself (trimmed, lower case) or, for "auto" and "", the
+// highest-ranked backend that can run here. It fails as Open would, so a
+// command can reject a bad --device before it loads anything.
+func Resolve(name string) (string, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	kinds := Kinds()
 	if name == "" || name == Auto {
 		var why []string
 		for _, k := range kinds {
 			if k.Err == nil {
-				return open(k.Name, opts)
+				return k.Name, nil
 			}
 			why = append(why, fmt.Sprintf("%s: %v", k.Name, k.Err))
 		}
 		if len(kinds) == 0 {
-			return nil, fmt.Errorf("kernels: no backend is registered (import kernels/cpu): %w", ErrUnavailable)
+			return "", fmt.Errorf("kernels: no backend is registered (import kernels/backends): %w", ErrUnavailable)
 		}
-		return nil, fmt.Errorf("kernels: no backend can run here (%s): %w", strings.Join(why, "; "), ErrUnavailable)
+		return "", fmt.Errorf("kernels: no backend can run here (%s): %w", strings.Join(why, "; "), ErrUnavailable)
 	}
 	i := slices.IndexFunc(kinds, func(k Kind) bool { return k.Name == name })
 	if i < 0 {
-		return nil, fmt.Errorf("kernels: %w %q (available: %s)", ErrUnknown, name, describe(kinds))
+		return "", fmt.Errorf("kernels: %w %q: not built into this binary (available: %s)", ErrUnknown, name, describe(kinds))
 	}
 	if err := kinds[i].Err; err != nil {
-		return nil, fmt.Errorf("kernels: %s: %w: %v (available: %s)", name, ErrUnavailable, err, describe(kinds))
+		return "", fmt.Errorf("kernels: %s: %w: %v (available: %s)", name, ErrUnavailable, err, describe(kinds))
 	}
-	return open(name, opts)
+	return name, nil
 }
 
 func open(name string, opts Options) (Backend, error) {
