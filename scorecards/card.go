@@ -37,9 +37,26 @@ type Card struct {
 	// Dispatches counts the backend's kernel launches. PeakBytes is the
 	// run's peak memory: the CLIs record the process's peak resident set
 	// (weights, buffers and all), which is what a user sizes a machine by.
-	Dispatches *int64            `json:"dispatches,omitempty"`
-	PeakBytes  *int64            `json:"peak_bytes,omitempty"`
-	Labels     map[string]string `json:"labels,omitempty"`
+	// DevicePeakBytes is the backend's own high-water mark of live buffer
+	// bytes (kernels.Stats.PeakBytes): on a GPU, device memory, which the
+	// resident set does not show; on the CPU backend, the part of the
+	// resident set that its buffers took.
+	Dispatches      *int64 `json:"dispatches,omitempty"`
+	PeakBytes       *int64 `json:"peak_bytes,omitempty"`
+	DevicePeakBytes *int64 `json:"device_peak_bytes,omitempty"`
+	// ProgramsCompiled counts the programs the graph engine compiled (its
+	// cache misses) and GraphBuilds the graphs model code built and handed
+	// to it, over the whole run, loading and warm-up included: a decoder
+	// that builds its step once keeps both independent of the number of
+	// tokens.
+	ProgramsCompiled *int64 `json:"programs_compiled,omitempty"`
+	GraphBuilds      *int64 `json:"graph_builds,omitempty"`
+	// Transfers counts the copies between the backend and the host that
+	// programs partitioned for a backend without every op made, and
+	// TransferBytes their size: 0 when the backend ran every step.
+	Transfers     *int64            `json:"transfers,omitempty"`
+	TransferBytes *int64            `json:"transfer_bytes,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
 }
 
 // Model identifies the weights a run used.

@@ -9,7 +9,7 @@ import (
 
 // Delta compares one metric of one kind of run between a base set of cards
 // and a head set. Every metric compared is lower-is-better (time, bytes,
-// dispatches), so Ratio > 1 means head is worse.
+// dispatches, compilations, transfers), so Ratio > 1 means head is worse.
 type Delta struct {
 	// Key names the kind of run: the pipeline, then backend and device when
 	// set ("listen/cpu/avx512").
@@ -149,6 +149,11 @@ func group(cards []Card) map[string]map[string][]float64 {
 		add("ttfa_ms", c.TTFAMs)
 		addInt("dispatches", c.Dispatches)
 		addInt("peak_bytes", c.PeakBytes)
+		addInt("device_peak_bytes", c.DevicePeakBytes)
+		addInt("programs_compiled", c.ProgramsCompiled)
+		addInt("graph_builds", c.GraphBuilds)
+		addInt("transfers", c.Transfers)
+		addInt("transfer_bytes", c.TransferBytes)
 		for _, s := range c.Stages {
 			p := "stages[" + s.Name + "]."
 			add(p+"busy_ms", s.BusyMs)

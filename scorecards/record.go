@@ -1,9 +1,31 @@
 package scorecards
 
 import (
+	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/pipeline"
 	"github.com/tensorforge/forge/stage"
 )
+
+// RecordEngine fills the card from the engine the run's models used: the
+// backend's name, device, dispatch count and peak buffer bytes
+// (device_peak_bytes, omitted when the backend keeps no count), and the
+// engine's programs compiled, graphs built and host<->device transfers.
+// Call it when the run is over: the counters are cumulative.
+func (c *Card) RecordEngine(e *graph.Engine) {
+	b := e.Backend()
+	c.Backend, c.Device = b.Name(), b.Device()
+	ks := b.Stats()
+	c.Dispatches = Int(ks.Dispatches)
+	c.DevicePeakBytes = nil
+	if ks.PeakBytes > 0 {
+		c.DevicePeakBytes = Int(ks.PeakBytes)
+	}
+	gs := e.Stats()
+	c.ProgramsCompiled = Int(gs.Compiles)
+	c.GraphBuilds = Int(gs.GraphBuilds)
+	c.Transfers = Int(gs.Transfers)
+	c.TransferBytes = Int(gs.TransferBytes)
+}
 
 // Record fills the card from a finished pipeline's metrics: start time, wall
 // time, time to first output (when the run produced any) and one row per

@@ -128,9 +128,14 @@ func fullCard() *Card {
 		TTFAMs:          Float(150),
 		Stages: []Stage{{Name: "vad", FramesIn: Int(1), FramesOut: Int(2), BusyMs: Float(3), WaitInMs: Float(4),
 			WaitOutMs: Float(5), LatencyP50Ms: Float(6), LatencyP95Ms: Float(7), LatencyMaxMs: Float(8), QueueMax: Int(9)}},
-		Dispatches: Int(100),
-		PeakBytes:  Int(1 << 20),
-		Labels:     map[string]string{"ci": "yes"},
+		Dispatches:       Int(100),
+		PeakBytes:        Int(1 << 20),
+		DevicePeakBytes:  Int(1 << 18),
+		ProgramsCompiled: Int(12),
+		GraphBuilds:      Int(40),
+		Transfers:        Int(0),
+		TransferBytes:    Int(0),
+		Labels:           map[string]string{"ci": "yes"},
 	}
 	return c
 }
@@ -170,7 +175,8 @@ func TestJSONKeysAreStable(t *testing.T) {
 		want []string
 	}{
 		{"card", keys(t, buf.Bytes()), sorted("schema", "run_id", "started_at", "pipeline", "models", "backend", "device", "host",
-			"audio_in_seconds", "audio_out_seconds", "wall_seconds", "rtf", "ttfa_ms", "stages", "dispatches", "peak_bytes", "labels")},
+			"audio_in_seconds", "audio_out_seconds", "wall_seconds", "rtf", "ttfa_ms", "stages", "dispatches", "peak_bytes", "labels",
+			"device_peak_bytes", "programs_compiled", "graph_builds", "transfers", "transfer_bytes")},
 		{"host", keys(t, top.Host), sorted("os", "arch", "cpu", "cores", "go")},
 		{"model", keys(t, top.Models[0]), sorted("name", "variant", "sha256")},
 		{"stage", keys(t, top.Stages[0]), sorted("name", "frames_in", "frames_out", "busy_ms", "wait_in_ms", "wait_out_ms",
@@ -186,18 +192,21 @@ func TestJSONKeysAreStable(t *testing.T) {
 func TestUnknownIsOmittedNotZero(t *testing.T) {
 	c := fullCard()
 	c.AudioOutSeconds, c.RTF, c.TTFAMs, c.Dispatches, c.PeakBytes = nil, nil, nil, nil, nil
+	c.DevicePeakBytes, c.ProgramsCompiled, c.GraphBuilds = nil, nil, nil
+	c.Transfers, c.TransferBytes = nil, Int(0)
 	c.Stages = []Stage{{Name: "src", FramesOut: Int(0), BusyMs: Float(0)}}
 	var buf bytes.Buffer
 	if err := Encode(&buf, c); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()
-	for _, k := range []string{"audio_out_seconds", "rtf", "ttfa_ms", "dispatches", "peak_bytes", "frames_in", "latency_p50_ms"} {
+	for _, k := range []string{"audio_out_seconds", "rtf", "ttfa_ms", "dispatches", "peak_bytes", "frames_in", "latency_p50_ms",
+		"device_peak_bytes", "programs_compiled", "graph_builds", `transfers"`} {
 		if strings.Contains(s, `"`+k+`"`) {
 			t.Errorf("unknown %s written: %s", k, s)
 		}
 	}
-	for _, k := range []string{`"frames_out": 0`, `"busy_ms": 0`} {
+	for _, k := range []string{`"frames_out": 0`, `"busy_ms": 0`, `"transfer_bytes": 0`} {
 		if !strings.Contains(s, k) {
 			t.Errorf("known zero %s omitted: %s", k, s)
 		}
@@ -275,6 +284,11 @@ func TestValidateRejectsBadValues(t *testing.T) {
 		{"repeat", func(c *Card) { c.Stages = append(c.Stages, Stage{Name: "vad"}) }, `stage name "vad" repeats`},
 		{"frames", func(c *Card) { c.Stages[0].FramesIn = Int(-3) }, "stages[0].frames_in is -3"},
 		{"cores", func(c *Card) { c.Host.Cores = -2 }, "host.cores is -2"},
+		{"device peak", func(c *Card) { c.DevicePeakBytes = Int(-1) }, "device_peak_bytes is -1"},
+		{"compiles", func(c *Card) { c.ProgramsCompiled = Int(-1) }, "programs_compiled is -1"},
+		{"builds", func(c *Card) { c.GraphBuilds = Int(-1) }, "graph_builds is -1"},
+		{"transfers", func(c *Card) { c.Transfers = Int(-5) }, "transfers is -5"},
+		{"transfer bytes", func(c *Card) { c.TransferBytes = Int(-7) }, "transfer_bytes is -7"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -97,6 +97,11 @@ func (c *Card) check(e *ValidationError) {
 	nonNeg(e, "ttfa_ms", c.TTFAMs)
 	nonNegInt(e, "dispatches", c.Dispatches)
 	nonNegInt(e, "peak_bytes", c.PeakBytes)
+	nonNegInt(e, "device_peak_bytes", c.DevicePeakBytes)
+	nonNegInt(e, "programs_compiled", c.ProgramsCompiled)
+	nonNegInt(e, "graph_builds", c.GraphBuilds)
+	nonNegInt(e, "transfers", c.Transfers)
+	nonNegInt(e, "transfer_bytes", c.TransferBytes)
 	for i, m := range c.Models {
 		if m.Name == "" {
 			e.missing(fmt.Sprintf("models[%d].name", i))

@@ -87,10 +87,10 @@ func openPCM(cfg *config, stdin io.Reader) (*pcmInput, error) {
 	return p, nil
 }
 
-// openMicrophone captures from the default (or --device) microphone at
+// openMicrophone captures from the default (or --mic) microphone at
 // 16 kHz until the run is cancelled.
 func openMicrophone(cfg *config) (*pcmInput, error) {
-	c, err := device.OpenCapture(device.Config{Device: cfg.device, SampleRate: sampleRate})
+	c, err := device.OpenCapture(device.Config{Device: cfg.mic, SampleRate: sampleRate})
 	if errors.Is(err, device.ErrNoAudio) {
 		return nil, fmt.Errorf("no input file, and this listen cannot open a microphone: %w", err)
 	}

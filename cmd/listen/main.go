@@ -11,6 +11,12 @@
 // channels are mixed down; rates other than 16 and 8 kHz are resampled to
 // 16 kHz. Times are in seconds of the file.
 //
+// --device cpu|cuda|metal|auto picks the compute backend every mode runs
+// its models on (default $FORGE_DEVICE, else auto); --mic picks the
+// microphone. Exit codes: 0 success (and -h), 1 a failed run, 2 bad flags
+// or arguments (an unknown or unavailable --device or $FORGE_DEVICE among
+// them).
+//
 // Structure, for the modes to come: every flag is defined in parseArgs
 // into one config; main only wires signals and exit codes; each mode is a
 // function of (ctx, config, stdout) in its own file.
@@ -28,7 +34,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/internal/backendflag"
 	"github.com/tensorforge/forge/internal/logging"
+	"github.com/tensorforge/forge/kernels"
+	_ "github.com/tensorforge/forge/kernels/backends" // every backend built in, for --device
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/scorecards"
@@ -59,8 +69,9 @@ type config struct {
 	tokens    bool // --json includes token ids
 	noVAD     bool
 	rawRate   int    // > 0: the input is raw s16le mono at this rate
-	device    string // microphone selection
+	mic       string // microphone selection
 	scorecard string
+	backend   string // resolved --device: a registered backend that runs here
 }
 
 func main() {
@@ -117,7 +128,8 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.tokens, "tokens", false, "with --json, include each segment's token ids")
 	fs.BoolVar(&cfg.noVAD, "no-vad", false, "transcribe the whole input as one recording (30-s windows) instead of the VAD's utterances")
 	fs.IntVar(&cfg.rawRate, "raw-rate", 0, "the input is headerless s16le mono PCM at this sample rate (Hz)")
-	fs.StringVar(&cfg.device, "device", "", "microphone: index, name or part of a name (default: the system's)")
+	fs.StringVar(&cfg.mic, "mic", "", "microphone: index, name or part of a name (default: the system's)")
+	device := backendflag.Flag(fs)
 	sc := scorecards.Flag(fs)
 	logLevel := logging.Flag(fs)
 	fs.Float64Var(&cfg.vad.Threshold, "vad-threshold", cfg.vad.Threshold, "speech probability that starts a segment")
@@ -152,6 +164,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	case cfg.language == "":
 		return nil, fmt.Errorf("--language is empty (want a code such as en, or auto)")
 	}
+	if cfg.backend, err = backendflag.Choose(*device); err != nil {
+		return nil, err
+	}
 	cfg.scorecard = *sc
 	if !cfg.vadOnly {
 		transcriptionVAD(fs, &cfg.vad)
@@ -178,6 +193,16 @@ func transcriptionVAD(fs *flag.FlagSet, o *vad.Options) {
 	if !set["vad-max-speech"] {
 		o.MaxSpeech = 29 * time.Second
 	}
+}
+
+// newEngine opens the backend --device chose and returns an engine on it,
+// for every mode's models.
+func newEngine(cfg *config) (*graph.Engine, error) {
+	b, err := kernels.Open(cfg.backend, kernels.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return graph.NewEngine(b), nil
 }
 
 // seconds renders a sample offset as seconds, exactly (offsets at 16 kHz

@@ -239,3 +239,53 @@ func TestVADOnlyCancelled(t *testing.T) {
 		t.Fatal("context not cancelled")
 	}
 }
+
+// TestDeviceFlag: --device, else $FORGE_DEVICE, else auto picks the
+// backend in every mode; a bad value is a usage error (exit 2) naming the
+// flag or the variable and what this binary offers, before any model or
+// input is opened.
+func TestDeviceFlag(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+		want string // the backend chosen; "" for an error
+		msg  string
+	}{
+		{name: "default", args: []string{"x.wav"}, want: "cpu"},
+		{name: "flag", args: []string{"--device", "cpu", "x.wav"}, want: "cpu"},
+		{name: "auto", args: []string{"--device=auto", "--vad-only", "x.wav"}, want: "cpu"},
+		{name: "env", args: []string{"x.wav"}, env: "CPU", want: "cpu"},
+		{name: "flag over env", args: []string{"--device", "cpu", "x.wav"}, env: "nope", want: "cpu"},
+		{name: "unknown", args: []string{"--device", "gpu", "missing.wav"}, msg: `--device gpu: kernels: unknown backend "gpu": not built into this binary (available: cpu, auto)`},
+		{name: "unknown vad-only", args: []string{"--vad-only", "--device", "tpu", "missing.wav"}, msg: `--device tpu: kernels: unknown backend "tpu"`},
+		{name: "not built in", args: []string{"--device", "metal", "missing.wav"}, msg: `--device metal: kernels: unknown backend "metal": not built into this binary`},
+		{name: "bad env", args: []string{"missing.wav"}, env: "gpu", msg: `FORGE_DEVICE=gpu: kernels: unknown backend "gpu"`},
+		{name: "bad env vad-only", args: []string{"--vad-only", "missing.wav"}, env: "cuda", msg: `FORGE_DEVICE=cuda: kernels: unknown backend "cuda"`},
+		{name: "flag without value", args: []string{"--device"}, msg: "flag needs an argument: -device"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("FORGE_DEVICE", c.env)
+			if c.want != "" {
+				cfg, err := parseArgs(c.args, &bytes.Buffer{})
+				if err != nil || cfg.backend != c.want {
+					t.Fatalf("parseArgs(%q) with FORGE_DEVICE=%q: backend %v, %v; want %q", c.args, c.env, cfg, err, c.want)
+				}
+				return
+			}
+			code, out, errs := runListen(t, c.args...)
+			if code != exitUsage || out != "" || !strings.Contains(errs, c.msg) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and a message containing %q", code, out, errs, exitUsage, c.msg)
+			}
+		})
+	}
+}
+
+// TestMicFlag: the microphone is chosen with --mic (--device names the
+// compute backend).
+func TestMicFlag(t *testing.T) {
+	cfg, err := parseArgs([]string{"--mic", "USB Audio", "--device", "cpu"}, &bytes.Buffer{})
+	if err != nil || cfg.mic != "USB Audio" || cfg.backend != "cpu" {
+		t.Fatalf("parseArgs = %+v, %v; want mic %q on cpu", cfg, err, "USB Audio")
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/tensorforge/forge/internal/procstat"
 
 	"github.com/tensorforge/forge/graph"
-	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
@@ -62,7 +61,10 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 		}
 		defer in.close()
 	}
-	eng := graph.NewEngine(cpu.New())
+	eng, err := newEngine(cfg)
+	if err != nil {
+		return err
+	}
 	m, closeModel, err := loadWhisper(ctx, cfg, eng, stderr)
 	if err != nil {
 		return err
@@ -153,10 +155,9 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 		if vm != nil {
 			card.AddModel("silero-vad", "v6", "")
 		}
-		card.Backend, card.Device = eng.Backend().Name(), eng.Backend().Device()
 		card.Record(p.Metrics())
 		card.SetAudioIn(float64(in.samples.Load()) / sampleRate)
-		card.Dispatches = scorecards.Int(eng.Backend().Stats().Dispatches)
+		card.RecordEngine(eng)
 		if peak := procstat.PeakRSS(); peak > 0 {
 			card.PeakBytes = scorecards.Int(peak)
 		}

@@ -12,8 +12,6 @@ import (
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
-	"github.com/tensorforge/forge/graph"
-	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/pipeline"
 	"github.com/tensorforge/forge/stage"
@@ -46,7 +44,10 @@ func runVADOnly(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Wri
 	}
 
 	t0 := time.Now()
-	eng := graph.NewEngine(cpu.New())
+	eng, err := newEngine(cfg)
+	if err != nil {
+		return err
+	}
 	m, err := vad.Open(ctx, eng)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@
 //	--int8             use the int8 (dynamically quantized) artifact
 //	--fp32             every layer in float32 (default: the decoder in bfloat16 on CPUs with AMX)
 //	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
+//	--device NAME      compute backend: cpu, cuda, metal or auto (default $FORGE_DEVICE, else auto)
 //	--list-voices      print the voice names and exit
 //	--first N          cut the first sentence after about N phoneme tokens (0: never)
 //	--max-tokens N     longest chunk in phoneme tokens (default 200, at most 510)
@@ -29,23 +30,21 @@
 // weight packing count in the load, label warm_ms, not in TTFA).
 //
 // Models are fetched into the cache on first use (progress on stderr).
+//
+// Exit codes: 0 success (and -h), 1 a failed run, 2 bad flags or
+// arguments (an unknown or unavailable --device or $FORGE_DEVICE among
+// them).
 package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(os.Stderr, "say:", err)
-		}
-		os.Exit(1)
-	}
+	code := exitCode(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tensorforge/forge/internal/backendflag"
 	"github.com/tensorforge/forge/internal/procstat"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
 	"github.com/tensorforge/forge/graph"
-	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/kernels"
+	_ "github.com/tensorforge/forge/kernels/backends" // every backend built in, for --device
 	"github.com/tensorforge/forge/models/kokoro"
 	"github.com/tensorforge/forge/models/kokoro/g2p"
 	"github.com/tensorforge/forge/pipeline"
@@ -23,8 +25,42 @@ import (
 	"github.com/tensorforge/forge/stage"
 )
 
-// errUsage marks a flag error whose message the flag package has printed.
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the run failed (bad text, missing model, ...)
+	exitUsage = 2 // bad flags or arguments
+)
+
+// errUsage is a flag error whose message the flag package has printed.
 var errUsage = errors.New("usage")
+
+// argError is a bad command line: main reports it and exits with
+// exitUsage.
+type argError struct{ err error }
+
+func (e argError) Error() string { return e.err.Error() }
+func (e argError) Unwrap() error { return e.err }
+
+// badArgs marks err as a bad command line.
+func badArgs(format string, args ...any) error {
+	return argError{fmt.Errorf(format, args...)}
+}
+
+// exitCode reports err on stderr (unless the flag package already has)
+// and returns the process's exit code for it.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if !errors.Is(err, errUsage) {
+		fmt.Fprintln(stderr, "say:", err)
+	}
+	if errors.As(err, new(argError)) {
+		return exitUsage
+	}
+	return exitError
+}
 
 // defaultMaxTokens caps a chunk at about 15 seconds of speech: the
 // generator's working memory grows with the chunk (its convolutions run
@@ -43,6 +79,7 @@ type options struct {
 	fp32       bool
 	scorecard  string
 	listVoices bool
+	backend    string // resolved --device: a registered backend that runs here
 	first      int
 	maxTokens  int
 	text       []string
@@ -63,26 +100,31 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices and exit")
 	fs.IntVar(&o.maxTokens, "max-tokens", defaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")
 	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "cut the first sentence after about `N` phoneme tokens so audio starts sooner (0: never cut)")
+	device := backendflag.Flag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: say [flags] TEXT...   (or text on standard input)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, errUsage
+			return nil, err
 		}
-		return nil, errUsage
+		return nil, argError{errUsage}
 	}
 	o.scorecard = *sc
 	o.text = fs.Args()
 	if o.rate <= 0 || o.rate > resample.MaxRate {
-		return nil, fmt.Errorf("--rate %d: want a positive sample rate up to %d", o.rate, resample.MaxRate)
+		return nil, badArgs("--rate %d: want a positive sample rate up to %d", o.rate, resample.MaxRate)
 	}
 	if o.maxTokens < 16 || o.maxTokens > kokoro.MaxPhonemes {
-		return nil, fmt.Errorf("--max-tokens %d: want 16 to %d", o.maxTokens, kokoro.MaxPhonemes)
+		return nil, badArgs("--max-tokens %d: want 16 to %d", o.maxTokens, kokoro.MaxPhonemes)
 	}
 	if !(o.speed > 0.1 && o.speed < 10) {
-		return nil, fmt.Errorf("--speed %v: want a value between 0.1 and 10", o.speed)
+		return nil, badArgs("--speed %v: want a value between 0.1 and 10", o.speed)
+	}
+	var err error
+	if o.backend, err = backendflag.Choose(*device); err != nil {
+		return nil, argError{err}
 	}
 	return o, nil
 }
@@ -137,7 +179,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer w.Close()
-	eng := graph.NewEngine(cpu.New())
+	backend, err := kernels.Open(o.backend, kernels.Options{})
+	if err != nil {
+		return err
+	}
+	eng := graph.NewEngine(backend)
 	model, err := kokoro.New(eng, w)
 	if err != nil {
 		return err
@@ -179,7 +225,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	card := scorecards.New("say")
 	card.AddModel("kokoro", variant(o.int8), w.SHA256)
-	card.Backend, card.Device = eng.Backend().Name(), eng.Backend().Device()
 	card.SetLabel("voice", voice.Name)
 	card.SetLabel("lang", lang.String())
 	card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(loaded.Microseconds())/1000))
@@ -199,7 +244,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	runErr := p.Run(ctx)
 	card.Record(p.Metrics())
 	card.SetAudioOut(float64(*produced) / float64(o.rate))
-	card.Dispatches = scorecards.Int(eng.Backend().Stats().Dispatches)
+	card.RecordEngine(eng)
 	if peak := procstat.PeakRSS(); peak > 0 {
 		card.PeakBytes = scorecards.Int(peak)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,21 +151,79 @@ func TestPipelineCancel(t *testing.T) {
 	}
 }
 
+// TestFlags: good flags parse (--device, else $FORGE_DEVICE, else auto
+// choosing the backend); a bad value is reported on stderr, naming the
+// flag or the variable, and exits with exitUsage before anything loads.
 func TestFlags(t *testing.T) {
 	for _, c := range []struct {
-		args []string
-		bad  bool
+		name    string
+		args    []string
+		env     string // $FORGE_DEVICE
+		backend string // the backend chosen, for good flags
+		code    int
+		msg     string // in stderr, for bad flags
 	}{
-		{[]string{"-o", "x.wav", "hi"}, false},
-		{[]string{"--rate", "0", "hi"}, true},
-		{[]string{"--speed", "-1", "hi"}, true},
-		{[]string{"--speed", "NaN", "hi"}, true},
-		{[]string{"--nope"}, true},
+		{name: "defaults", args: []string{"-o", "x.wav", "hi"}, backend: "cpu"},
+		{name: "device", args: []string{"--device", "cpu", "hi"}, backend: "cpu"},
+		{name: "device auto", args: []string{"--device=AUTO", "hi"}, backend: "cpu"},
+		{name: "env", args: []string{"hi"}, env: "cpu", backend: "cpu"},
+		{name: "flag over env", args: []string{"--device", "auto", "hi"}, env: "gpu", backend: "cpu"},
+		{name: "help", args: []string{"-h"}, code: exitOK},
+		{name: "rate", args: []string{"--rate", "0", "hi"}, code: exitUsage, msg: "say: --rate 0: want a positive sample rate"},
+		{name: "speed", args: []string{"--speed", "-1", "hi"}, code: exitUsage, msg: "--speed -1"},
+		{name: "speed NaN", args: []string{"--speed", "NaN", "hi"}, code: exitUsage, msg: "--speed NaN"},
+		{name: "max tokens", args: []string{"--max-tokens", "9", "hi"}, code: exitUsage, msg: "--max-tokens 9: want 16 to"},
+		{name: "unknown flag", args: []string{"--nope"}, code: exitUsage, msg: "flag provided but not defined: -nope"},
+		{name: "not a number", args: []string{"--rate", "fast"}, code: exitUsage, msg: `invalid value "fast" for flag -rate`},
+		{name: "unknown device", args: []string{"--device", "gpu", "hi"}, code: exitUsage,
+			msg: `say: --device gpu: kernels: unknown backend "gpu": not built into this binary (available: cpu, auto)`},
+		{name: "device not built in", args: []string{"--device", "metal", "hi"}, code: exitUsage, msg: `--device metal: kernels: unknown backend "metal"`},
+		{name: "bad env", args: []string{"hi"}, env: "tpu", code: exitUsage, msg: `say: FORGE_DEVICE=tpu: kernels: unknown backend "tpu"`},
+		{name: "device without value", args: []string{"--device"}, code: exitUsage, msg: "flag needs an argument: -device"},
 	} {
-		_, err := parseFlags(c.args, &bytes.Buffer{})
-		if (err != nil) != c.bad {
-			t.Errorf("%v: error %v, want error %v", c.args, err, c.bad)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("FORGE_DEVICE", c.env)
+			var stderr bytes.Buffer
+			o, err := parseFlags(c.args, &stderr)
+			if c.backend != "" {
+				if err != nil || o.backend != c.backend {
+					t.Fatalf("parseFlags(%q) with FORGE_DEVICE=%q = %+v, %v; want backend %s", c.args, c.env, o, err, c.backend)
+				}
+				return
+			}
+			// run parses first: a bad command line fails before voices or
+			// models load.
+			stderr.Reset()
+			code := exitCode(run(context.Background(), c.args, strings.NewReader(""), &bytes.Buffer{}, &stderr), &stderr)
+			if code != c.code || !strings.Contains(stderr.String(), c.msg) {
+				t.Errorf("exit %d, stderr %q; want exit %d and a message containing %q", code, stderr.String(), c.code, c.msg)
+			}
+		})
+	}
+}
+
+// TestExitCode: failed runs exit 1, bad command lines 2; the flag
+// package's own reports are not printed twice.
+func TestExitCode(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		code int
+		msg  string
+	}{
+		{"ok", nil, exitOK, ""},
+		{"help", flag.ErrHelp, exitOK, ""},
+		{"run failed", errors.New("unknown voice"), exitError, "say: unknown voice\n"},
+		{"wrapped run failure", fmt.Errorf("nothing to say: %w", g2p.ErrNoSpeech), exitError, "say: nothing to say: " + g2p.ErrNoSpeech.Error() + "\n"},
+		{"bad flag", badArgs("--rate %d: bad", 0), exitUsage, "say: --rate 0: bad\n"},
+		{"printed by flag", argError{errUsage}, exitUsage, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := exitCode(c.err, &stderr); code != c.code || stderr.String() != c.msg {
+				t.Errorf("exitCode(%v) = %d, stderr %q; want %d, %q", c.err, code, stderr.String(), c.code, c.msg)
+			}
+		})
 	}
 }
 
