@@ -721,6 +721,9 @@ func (c *compiler) placeKernel(i int, n *node) {
 		}
 		c.setLoc(i, loc{kind: inArena, idx: -1})
 	}
+	if c.lower(n.kop, ins, outs, n.attr) {
+		return
+	}
 	c.steps = append(c.steps, pstep{op: n.kop, in: ins, out: outs, attr: n.attr, name: n.kop.String()})
 }
 

@@ -1,0 +1,135 @@
+package graph_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu"
+)
+
+// limited is the CPU backend claiming only some ops, so the engine must
+// lower or partition around the rest.
+type limited struct {
+	*cpu.Backend
+	ops map[kernels.Op]bool
+}
+
+func (l limited) Supports(s *kernels.Step) bool { return l.ops[s.Op] }
+
+// TestLoweredNorms: a backend with reductions and fused expressions but no
+// softmax or norm kernels runs them as reduce + fused steps (no host
+// steps), matching the CPU's fixed kernels.
+func TestLoweredNorms(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := func(n int) []float32 {
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = float32(rng.NormFloat64())
+		}
+		return d
+	}
+	xs, ws, bs := data(2*6*10), data(6), data(6)
+	wl, bl := data(10), data(10)
+	build := func(g *graph.Graph) []graph.Tensor {
+		x := g.InputF32("x", graph.Shape{2, 6, 10}, xs)
+		w, b := g.ParamF32("w", graph.Shape{6}, ws), g.ParamF32("b", graph.Shape{6}, bs)
+		return []graph.Tensor{
+			x.Softmax(-1),
+			x.Softmax(1),
+			x.LogSoftmax(-1),
+			x.LayerNorm(g.ParamF32("wl", graph.Shape{10}, wl), g.ParamF32("bl", graph.Shape{10}, bl), 1e-5),
+			x.GroupNorm(3, w, b, 1e-5),
+		}
+	}
+	eval := func(e *graph.Engine) ([][]float64, *graph.Program) {
+		g := graph.New()
+		outs := build(g)
+		vals, err := e.Eval(ctx, outs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := e.Compile(ctx, outs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := make([][]float64, len(vals))
+		for i, v := range vals {
+			res[i] = v.Float64s()
+		}
+		return res, prog
+	}
+	want, _ := eval(graph.NewEngine(cpu.New()))
+	host := cpu.New()
+	lim := limited{cpu.New(), map[kernels.Op]bool{kernels.OpFused: true, kernels.OpReduce: true}}
+	got, prog := eval(graph.NewEngine(lim, graph.WithHost(host)))
+	defer prog.Close()
+	if n := prog.HostSteps(); n != 0 {
+		t.Errorf("%d steps ran on the host, want every normalisation lowered", n)
+	}
+	for i := range want {
+		var maxAbs float64
+		for j := range want[i] {
+			maxAbs = max(maxAbs, math.Abs(got[i][j]-want[i][j]))
+		}
+		if maxAbs > 2e-5 || math.IsNaN(maxAbs) {
+			t.Errorf("output %d: lowered form differs from the fixed kernel by up to %g", i, maxAbs)
+		}
+	}
+}
+
+// TestPartitionSharedMemory: on a backend whose memory the host addresses
+// (unified memory), host steps run on the device's buffers in place: the
+// results are the CPU's, bit for bit, and nothing is copied.
+func TestPartitionSharedMemory(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	xs := make([]float32, 4*8)
+	ws := make([]float32, 8*8)
+	for i := range xs {
+		xs[i] = float32(rng.NormFloat64())
+	}
+	for i := range ws {
+		ws[i] = float32(rng.NormFloat64())
+	}
+	build := func(g *graph.Graph) graph.Tensor {
+		x := g.InputF32("x", graph.Shape{4, 8}, xs)
+		w := g.ParamF32("w", graph.Shape{8, 8}, ws)
+		h := x.MatMul(w).Relu().Softmax(-1) // matmul and relu on the device, softmax on the host
+		return h.MatMul(w).AddScalar(1)
+	}
+	want, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := limited{cpu.New(), map[kernels.Op]bool{kernels.OpFused: true, kernels.OpMatMul: true}}
+	e := graph.NewEngine(lim, graph.WithHost(cpu.New()))
+	g := graph.New()
+	out := build(g)
+	for range 2 { // a second run reuses the program's mirrors
+		got, err := e.Eval(ctx, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range want[0].F32() {
+			if got[0].F32()[i] != v {
+				t.Fatalf("element %d: %g on the partitioned engine, %g on the CPU", i, got[0].F32()[i], v)
+			}
+		}
+	}
+	prog, err := e.Compile(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	if prog.HostSteps() != 1 {
+		t.Errorf("%d host steps, want 1 (the softmax)", prog.HostSteps())
+	}
+	if st := e.Stats(); st.Transfers != 0 {
+		t.Errorf("%d transfers on shared memory, want none", st.Transfers)
+	}
+}
