@@ -104,6 +104,11 @@ func TestTranscribeJSONAndScorecard(t *testing.T) {
 	if c.Pipeline != "listen" || c.RTF == nil || c.AudioInSeconds == nil || *c.AudioInSeconds < 10.9 || c.TTFAMs == nil || c.Labels["eou_to_text_p50_ms"] == "" {
 		t.Errorf("scorecard: %+v", c)
 	}
+	if c.Backend != "cpu" || c.ProgramsCompiled == nil || *c.ProgramsCompiled == 0 || c.GraphBuilds == nil || *c.GraphBuilds < *c.ProgramsCompiled ||
+		c.Transfers == nil || *c.Transfers != 0 || c.TransferBytes == nil || c.DevicePeakBytes == nil || c.Dispatches == nil {
+		t.Errorf("scorecard engine fields: backend %q, programs_compiled %v, graph_builds %v, transfers %v, transfer_bytes %v, device_peak_bytes %v, dispatches %v",
+			c.Backend, c.ProgramsCompiled, c.GraphBuilds, c.Transfers, c.TransferBytes, c.DevicePeakBytes, c.Dispatches)
+	}
 	names := map[string]bool{}
 	for _, s := range c.Stages {
 		names[s.Name] = true
