@@ -37,10 +37,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # test is the README's test command: system packages, model files, format,
-# vet, every package's tests, and the flow packages once more under -race.
+# vet, every package's tests, and the concurrent code once more under -race
+# (the flow packages, and three models sharing one engine).
 test: deps models fmt-check vet
 	$(GO) test -count=1 $(PKGS)
-	$(GO) test -race -count=1 ./stage/... ./pipeline/... ./scorecards/...
+	$(MAKE) race
 
 # lint runs staticcheck at a pinned version (fetched through the module proxy).
 lint:
@@ -52,6 +53,7 @@ arm64-test:
 
 race:
 	$(GO) test -race -count=1 ./stage/... ./pipeline/... ./scorecards/...
+	$(GO) test -race -count=1 -run 'Concurrent|UpdateState|Partition|Lowered' ./e2e/ ./graph/
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
