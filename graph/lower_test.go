@@ -133,3 +133,54 @@ func TestPartitionSharedMemory(t *testing.T) {
 		t.Errorf("%d transfers on shared memory, want none", st.Transfers)
 	}
 }
+
+// planning is the CPU backend with a kernels.Planner that records what the
+// engine hands it and replays steps through the queue.
+type planning struct {
+	*cpu.Backend
+	plans, runs int
+}
+
+type replay struct {
+	p     *planning
+	steps []kernels.Step
+}
+
+func (p *planning) Plan(steps []kernels.Step) (kernels.Plan, error) {
+	p.plans++
+	return replay{p, steps}, nil
+}
+
+func (r replay) Run(ctx context.Context, q kernels.Queue, bufs []kernels.Buffer) error {
+	r.p.runs++
+	for i := range r.steps {
+		if err := q.Launch(ctx, &r.steps[i], bufs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r replay) Close() {}
+
+// TestPlanner: a backend with the whole-plan hook gets each compiled
+// program once, and every run goes through the plan.
+func TestPlanner(t *testing.T) {
+	ctx := context.Background()
+	b := &planning{Backend: cpu.New()}
+	e := graph.NewEngine(b)
+	for i := range 3 {
+		g := graph.New()
+		x := g.InputF32("x", graph.Shape{2, 3}, []float32{1, 2, 3, 4, 5, float32(i)})
+		vals, err := e.Eval(ctx, x.Softmax(-1).MulScalar(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := vals[0].F32(); v[0] >= v[1] {
+			t.Fatalf("run %d: %v", i, v)
+		}
+	}
+	if b.plans != 1 || b.runs != 3 {
+		t.Errorf("%d plans and %d plan runs for one program run three times, want 1 and 3", b.plans, b.runs)
+	}
+}
