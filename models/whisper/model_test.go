@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tensorforge/forge/models/whisper"
+	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/wer"
 )
@@ -327,5 +328,41 @@ func TestConcurrentTranscriptions(t *testing.T) {
 		if errs[i] != nil || got[i] != want[i] {
 			t.Errorf("%s: concurrent %q (%v), serial %q", clips[i], got[i], errs[i], want[i])
 		}
+	}
+}
+
+// TestDecoderStepBuiltOnce: decoding more tokens builds no more graphs and
+// compiles no more programs; the step program takes the position as an
+// input and appends to the cache in place.
+func TestDecoderStepBuiltOnce(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	feats, _ := goldenF32(t, goldenFile(t, "tiny", "jfk"), "input_features")
+	w, err := m.Encode(bg, feats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	prefix, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := [][]float32{make([]float32, m.Config().Vocab)}
+	if err := w.Start(bg, 1, prefix, []int{len(prefix) - 1}, logits); err != nil {
+		t.Fatal(err)
+	}
+	token := []int32{440}
+	if err := w.Step(bg, token, logits); err != nil {
+		t.Fatal(err)
+	}
+	before := m.Engine().Stats()
+	for w.Positions() < 30 {
+		if err := w.Step(bg, token, logits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := m.Engine().Stats()
+	if after.GraphBuilds != before.GraphBuilds || after.Compiles != before.Compiles {
+		t.Errorf("%d more steps built %d graphs and compiled %d programs, want none", 30-len(prefix)-1,
+			after.GraphBuilds-before.GraphBuilds, after.Compiles-before.Compiles)
 	}
 }
