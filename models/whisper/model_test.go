@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/tensorforge/forge/models/whisper"
-	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/models/whisper/decode"
+	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/models/whisper/wer"
 )
 
