@@ -199,7 +199,9 @@ func im2colT(col, x []float32, C, L, K, Lout int, a kernels.ConvAttr) {
 		for c := 0; c < C; c++ {
 			row := col[(t*C+c)*K : (t*C+c+1)*K]
 			clear(row[:k0])
-			copy(row[k0:k1], x[c*L+start+k0:c*L+start+k1])
+			if k1 > k0 { // else the field lies wholly in the padding
+				copy(row[k0:k1], x[c*L+start+k0:c*L+start+k1])
+			}
 			clear(row[k1:])
 		}
 	}

@@ -164,6 +164,10 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 		case kernels.EGeluTanh:
 			// vmath.GeluTanh32 with the tanh vectorized.
 			a := reg(in.A)
+			if in.Dst == in.A { // a is d: keep it for the second pass
+				var keep [tile]float32
+				a = keep[:copy(keep[:], a)]
+			}
 			for i, x := range a {
 				d[i] = 0.7978845608028654 * (x + 0.044715*x*x*x)
 			}
@@ -173,6 +177,10 @@ func eval32(e *kernels.Expr, views []kernels.View, offs []int, bufs []kernels.Bu
 			}
 		case kernels.ESilu:
 			a := reg(in.A)
+			if in.Dst == in.A { // a is d: keep it for the product
+				var keep [tile]float32
+				a = keep[:copy(keep[:], a)]
+			}
 			vmath.Sigmoid(d, a)
 			for i := range d {
 				d[i] *= a[i]

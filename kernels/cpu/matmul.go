@@ -6,6 +6,7 @@ import (
 
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
 )
 
 // matmul implements OpMatMul: one GEMM per batch element (the GEMM itself
@@ -26,6 +27,7 @@ func (b *Backend) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 	c := f32s(bufs, out)
 	if k == 0 {
 		clear(c[out.Offset : out.Offset+batch*m*n])
+		addBias(s, bufs, c[out.Offset:out.Offset+batch*m*n], n)
 		return nil
 	}
 	ta, lda, err := kernels.GemmLayout(av)
@@ -58,7 +60,20 @@ func (b *Backend) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 		e.SGEMM(ta, tb, m, n, k, 1, a[ao:], lda, bb[bo:], ldb, 0, c[co:co+m*n], n)
 	}
+	addBias(s, bufs, c[out.Offset:out.Offset+batch*m*n], n)
 	return nil
+}
+
+// addBias adds OpMatMul's optional bias (In[2], [n]) to every row of c.
+func addBias(s *kernels.Step, bufs []kernels.Buffer, c []float32, n int) {
+	if len(s.In) < 3 {
+		return
+	}
+	bv := s.In[2]
+	bias := f32s(bufs, bv)[bv.Offset : bv.Offset+n]
+	for r := 0; r+n <= len(c); r += n {
+		vmath.Add(c[r:r+n], c[r:r+n], bias)
+	}
 }
 
 // sharedB reports whether every batch element reads the same B matrix (a

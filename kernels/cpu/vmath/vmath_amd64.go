@@ -79,6 +79,17 @@ func sinq(dst, src []float32, q float32) {
 		sinqGo(dst, src, q)
 		return
 	}
+	if &dst[0] == &src[0] {
+		// In place: the float64 redo reads src after the vector pass has
+		// overwritten it, so go through a copy.
+		var tmp [256]float32
+		for len(src) > 0 {
+			n := copy(tmp[:], src)
+			sinq(dst[:n], tmp[:n], q)
+			dst, src = dst[n:], src[n:]
+		}
+		return
+	}
 	if !sinqAVX512(&dst[0], &src[0], len(src), q) {
 		return
 	}

@@ -212,6 +212,29 @@ func TestSinCosMatchFloat64(t *testing.T) {
 	}
 }
 
+// TestSinCosInPlace: dst may alias src, also for arguments beyond the
+// vector reduction's range (redone in float64 from src).
+func TestSinCosInPlace(t *testing.T) {
+	src := make([]float32, 600)
+	for i := range src {
+		src[i] = float32(i) * 0.37
+		if i%7 == 0 {
+			src[i] = -1e30 / float32(i+1)
+		}
+	}
+	for _, f := range []func(dst, src []float32){Sin, Cos} {
+		want := make([]float32, len(src))
+		f(want, src)
+		got := append([]float32(nil), src...)
+		f(got, got)
+		for i := range want {
+			if got[i] != want[i] && !(math.IsNaN(float64(got[i])) && math.IsNaN(float64(want[i]))) {
+				t.Fatalf("in place: element %d (%v) is %v, want %v", i, src[i], got[i], want[i])
+			}
+		}
+	}
+}
+
 func BenchmarkSin(b *testing.B) {
 	src := make([]float32, 4096)
 	for i := range src {
