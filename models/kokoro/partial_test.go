@@ -1,0 +1,54 @@
+package kokoro
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/kernels/kerneltest"
+)
+
+// TestPartialBackend speaks a short sentence ("Hello world.", from the
+// golden file's phonemes and style) on an engine whose backend supports
+// only fused expressions and matrix products: every other step (the
+// convolutions, LSTMs, norms, gathers, cumsums, ...) runs on the host with
+// copies in between. The waveform must equal the CPU backend's bit for
+// bit, since the same CPU kernels compute every step.
+func TestPartialBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds")
+	}
+	ctx := context.Background()
+	ref := loadTestModel(t)
+	g := loadGolden(t, "hello_af_heart")
+	want, err := ref.Synthesize(ctx, g.ids, g.style, g.speed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, host := kerneltest.NewPartial(), cpu.New()
+	eng := graph.NewEngine(dev, graph.WithHost(host))
+	m, err := New(eng, ref.Weights())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Synthesize(ctx, g.ids, g.style, g.speed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d samples, the CPU backend gives %d", len(got), len(want))
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("sample %d is %v on the partitioned engine, %v on the CPU backend", i, got[i], want[i])
+		}
+	}
+	st, c := eng.Stats(), dev.Counts()
+	t.Logf("kokoro, %q (%d samples): %d device steps (%v), %d host steps, %d transfers (%d bytes), %d programs compiled",
+		"Hello world.", len(got), c.Launches, c.PerOp, host.Stats().Dispatches, st.Transfers, st.TransferBytes, st.Compiles)
+	if st.Transfers == 0 || host.Stats().Dispatches == 0 {
+		t.Errorf("nothing ran on the host: the engine did not partition")
+	}
+}

@@ -1,0 +1,152 @@
+package whisper_test
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/kernels/kerneltest"
+	"github.com/tensorforge/forge/models/whisper"
+	"github.com/tensorforge/forge/models/whisper/decode"
+	"github.com/tensorforge/forge/models/whisper/tokenizer"
+	"github.com/tensorforge/forge/weights"
+)
+
+// TestPartialBackend runs Whisper tiny on jfk.wav on an engine whose
+// backend supports only fused expressions and matrix products: every other
+// step (convolutions, norms, softmax, the int8 products, attention, ...)
+// runs on the host with copies in between. The encoder output, the
+// decoder's logits and the transcript must equal the CPU backend's bit for
+// bit, since the same CPU kernels compute every step.
+func TestPartialBackend(t *testing.T) {
+	clip, err := audio.ReadWAVFile(shared(t, "data", "jfk.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clip.SampleRate != 16000 {
+		t.Fatalf("jfk.wav is %d Hz", clip.SampleRate)
+	}
+	for _, prec := range []whisper.Precision{whisper.F32, whisper.Int8} {
+		t.Run(prec.String(), func(t *testing.T) {
+			ref := model(t, "tiny", prec)
+			id, err := whisper.ArtifactID("tiny")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := weights.Open(id)
+			if errors.Is(err, weights.ErrNotReady) {
+				t.Skipf("SKIPPED: %s is not in the model cache: run `go run ./cmd/models fetch %s`: %v", id, id, err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			dev, host := kerneltest.NewPartial(), cpu.New()
+			eng := graph.NewEngine(dev, graph.WithHost(host))
+			m, err := whisper.New(eng, a, prec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+
+			// The encoder on the first window.
+			au, err := ref.NewAudio(clip.Samples)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feats, err := au.Features(nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			au.Close()
+			want, err := ref.EncoderOutput(bg, feats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.EncoderOutput(bg, feats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBits(t, "encoder output", got, want)
+
+			// The transcript, decoded greedily at temperature 0.
+			opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(ref.Tokenizer()))
+			opts.Language = "en"
+			wantTr, err := ref.Transcribe(bg, clip.Samples, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotTr, err := m.Transcribe(bg, clip.Samples, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotTr.Text != wantTr.Text {
+				t.Errorf("transcript %q, the CPU backend's %q", gotTr.Text, wantTr.Text)
+			}
+			var tokens []int32
+			for i, s := range wantTr.Segments {
+				tokens = append(tokens, s.Tokens...)
+				if i >= len(gotTr.Segments) || !slices.Equal(gotTr.Segments[i].Tokens, s.Tokens) {
+					t.Errorf("segment %d's tokens differ from the CPU backend's", i)
+				}
+			}
+
+			// The decoder's logits at every position of the start sequence
+			// followed by the transcript's first tokens.
+			prefix, err := ref.Tokenizer().SOTSequence("en", tokenizer.Transcribe, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefix = append(prefix, tokens[:min(len(tokens), 8)]...)
+			wantLogits := logitsAt(t, ref, want, prefix)
+			gotLogits := logitsAt(t, m, want, prefix)
+			for i := range wantLogits {
+				sameBits(t, "logits", gotLogits[i], wantLogits[i])
+			}
+
+			st, c := eng.Stats(), dev.Counts()
+			t.Logf("whisper tiny %s, jfk (%q): %d device steps (%v), %d host steps, %d transfers (%d bytes), %d programs compiled",
+				prec, gotTr.Text, c.Launches, c.PerOp, host.Stats().Dispatches, st.Transfers, st.TransferBytes, st.Compiles)
+			if st.Transfers == 0 || host.Stats().Dispatches == 0 {
+				t.Errorf("nothing ran on the host: the engine did not partition")
+			}
+		})
+	}
+}
+
+// logitsAt returns the decoder's logits at every position of prefix, on
+// the encoder output hidden.
+func logitsAt(t *testing.T, m *whisper.Model, hidden []float32, prefix []int32) [][]float32 {
+	t.Helper()
+	w, err := m.Attach(bg, hidden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	at := make([]int, len(prefix))
+	for i := range at {
+		at[i] = i
+	}
+	rows := logitRows(m, len(prefix))
+	if err := w.Start(bg, 1, prefix, at, rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// sameBits fails unless got and want hold the same float32 bits.
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, the CPU backend's %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v on the partitioned engine, %v on the CPU backend", what, i, got[i], want[i])
+		}
+	}
+}
