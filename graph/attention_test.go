@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/kerneltest"
 )
 
 // TestAttention compares the fused kernel with the same arithmetic written
@@ -19,11 +20,11 @@ func TestAttention(t *testing.T) {
 	h := newHarness(t)
 	g := h.g
 	heads := func(x graph.Tensor, len int) graph.Tensor { return x.Reshape(len, H, d).Permute(1, 0, 2) }
-	q := heads(h.in(randND(rng, -1, 1, n, H*d).round32()), n)
-	k := heads(g.InputF32("k", graph.Shape{s, H * d}, randND(rng, -1, 1, s, H*d).round32().f32()), s)
-	v := heads(g.InputF32("v", graph.Shape{s, H * d}, randND(rng, -1, 1, s, H*d).round32().f32()), s)
-	kT := g.InputF32("kT", graph.Shape{H, d, s}, randND(rng, -1, 1, H, d, s).round32().f32())
-	qb := g.InputF32("qb", graph.Shape{2, H, 1, d}, randND(rng, -1, 1, 2, H, 1, d).round32().f32())
+	q := heads(h.in(kerneltest.RandND(rng, -1, 1, n, H*d).Round32()), n)
+	k := heads(g.InputF32("k", graph.Shape{s, H * d}, kerneltest.RandND(rng, -1, 1, s, H*d).Round32().F32()), s)
+	v := heads(g.InputF32("v", graph.Shape{s, H * d}, kerneltest.RandND(rng, -1, 1, s, H*d).Round32().F32()), s)
+	kT := g.InputF32("kT", graph.Shape{H, d, s}, kerneltest.RandND(rng, -1, 1, H, d, s).Round32().F32())
+	qb := g.InputF32("qb", graph.Shape{2, H, 1, d}, kerneltest.RandND(rng, -1, 1, 2, H, 1, d).Round32().F32())
 	rows := g.Arange(float64(s-n), 1, n, graph.F32).Reshape(n, 1)
 	cols := g.Arange(0, 1, s, graph.F32).Reshape(1, s)
 	mask := graph.Where(cols.Le(rows), g.Scalar(0, graph.F32), g.Scalar(-3.4e38, graph.F32))

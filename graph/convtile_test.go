@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/kerneltest"
 )
 
 // TestConv1dLongTiled covers convolutions whose im2col would exceed the
@@ -22,11 +23,11 @@ func TestConv1dLongTiled(t *testing.T) {
 		{16, 2, 20011, 11, 1, 25, 5}, // dilation 5, odd tail
 	}
 	for _, c := range cases {
-		x := randND(rng, -1, 1, 1, c.cin, c.l).round32()
-		w := randND(rng, -1, 1, c.cout, c.cin, c.k).round32()
-		b := randND(rng, -1, 1, c.cout).round32()
+		x := kerneltest.RandND(rng, -1, 1, 1, c.cin, c.l).Round32()
+		w := kerneltest.RandND(rng, -1, 1, c.cout, c.cin, c.k).Round32()
+		b := kerneltest.RandND(rng, -1, 1, c.cout).Round32()
 		h := newHarness(t)
 		y := h.in(x).Conv1d(h.in(w), h.in(b), graph.ConvOpts{Stride: c.stride, Padding: c.pad, Dilation: c.dil})
-		closeTo(t, "tiled conv1d", h.eval(y)[0], refConv1d(x, w, b.data, c.stride, c.pad, c.pad, c.dil, 1), 1e-5)
+		closeTo(t, "tiled conv1d", h.eval(y)[0], kerneltest.Conv1d(x, w, b.Data, c.stride, c.pad, c.pad, c.dil, 1), 1e-5)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/kerneltest"
 )
 
 func TestUnaryOps(t *testing.T) {
@@ -59,17 +60,17 @@ func TestUnaryOps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// Dense, transposed (strided) and broadcast inputs, plus exact
 			// halves for rounding.
-			a := randND(rng, c.lo, c.hi, 7, 300).round32()
+			a := kerneltest.RandND(rng, c.lo, c.hi, 7, 300).Round32()
 			if c.name == "round" {
-				a.data[0], a.data[1], a.data[2] = 0.5, 1.5, -2.5
+				a.Data[0], a.Data[1], a.Data[2] = 0.5, 1.5, -2.5
 			}
 			h := newHarness(t)
 			x := h.in(a)
-			want := refMap(func(v ...float64) float64 { return c.ref(v[0]) }, a)
-			wantT := newND(300, 7)
+			want := kerneltest.Map(func(v ...float64) float64 { return c.ref(v[0]) }, a)
+			wantT := kerneltest.NewND(300, 7)
 			for i := 0; i < 7; i++ {
 				for j := 0; j < 300; j++ {
-					wantT.data[j*7+i] = want.data[i*300+j]
+					wantT.Data[j*7+i] = want.Data[i*300+j]
 				}
 			}
 			vals := h.eval(c.op(x), c.op(x.T()))
@@ -144,14 +145,14 @@ func TestBinaryOpsBroadcast(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, o := range ops {
 		for _, s := range shapes {
-			a := randND(rng, -4, 4, s[0]...).round32()
-			b := randND(rng, 0.5, 3, s[1]...).round32()
+			a := kerneltest.RandND(rng, -4, 4, s[0]...).Round32()
+			b := kerneltest.RandND(rng, 0.5, 3, s[1]...).Round32()
 			if o.name != "pow" && o.name != "div" && o.name != "mod" {
-				b = randND(rng, -4, 4, s[1]...).round32()
+				b = kerneltest.RandND(rng, -4, 4, s[1]...).Round32()
 			}
 			h := newHarness(t)
 			x, y := h.in(a), h.in(b)
-			want := refMap(func(v ...float64) float64 { return o.ref(v[0], v[1]) }, a, b)
+			want := kerneltest.Map(func(v ...float64) float64 { return o.ref(v[0], v[1]) }, a, b)
 			vals := h.eval(o.op(x, y))
 			closeTo(t, o.name, vals[0], want, o.tol)
 		}
@@ -167,12 +168,12 @@ func bf(b bool) float64 {
 
 func TestWhereAndLogic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	a, b, c := randND(rng, -1, 1, 4, 5).round32(), randND(rng, -1, 1, 5).round32(), randND(rng, -1, 1, 4, 1).round32()
+	a, b, c := kerneltest.RandND(rng, -1, 1, 4, 5).Round32(), kerneltest.RandND(rng, -1, 1, 5).Round32(), kerneltest.RandND(rng, -1, 1, 4, 1).Round32()
 	h := newHarness(t)
 	x, y, z := h.in(a), h.in(b), h.in(c)
 	cond := x.Gt(z).And(y.Gt(h.g.Scalar(0, graph.F32)).Not()).Or(x.Lt(h.g.Scalar(-0.9, graph.F32)))
 	out := graph.Where(cond, x, y.Mul(z))
-	want := refMap(func(v ...float64) float64 {
+	want := kerneltest.Map(func(v ...float64) float64 {
 		if (v[0] > v[2] && !(v[1] > 0)) || v[0] < float64(float32(-0.9)) {
 			return v[0]
 		}

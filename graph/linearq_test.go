@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/kerneltest"
 )
 
 // TestLinearQ checks the weight-only quantized product against its
@@ -15,7 +16,7 @@ func TestLinearQ(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	const B, M, K, N = 2, 3, 70, 9
 	for _, dt := range []graph.DType{graph.U8, graph.I8} {
-		xa := randND(rng, -2, 2, B, M, K).round32()
+		xa := kerneltest.RandND(rng, -2, 2, B, M, K).Round32()
 		h := newHarness(t)
 		g := h.g
 		x := h.in(xa)
@@ -49,8 +50,8 @@ func TestLinearQ(t *testing.T) {
 					var want, mag float64
 					for p := range K {
 						w := (val(wq[j*K+p]) - val(zero)) * float64(scale)
-						want += xa.data[r*K+p] * w
-						mag += math.Abs(xa.data[r*K+p] * w)
+						want += xa.Data[r*K+p] * w
+						mag += math.Abs(xa.Data[r*K+p] * w)
 					}
 					if d := math.Abs(got[r*N+j] - want); d > float64(K+2)*0x1p-23*mag {
 						t.Fatalf("%s output %d: [%d,%d] = %v, want %v", dt, k, r, j, got[r*N+j], want)

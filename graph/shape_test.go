@@ -7,37 +7,11 @@ import (
 
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/kerneltest"
 )
 
-func seq(shape ...int) nd {
-	a := newND(shape...)
-	for i := range a.data {
-		a.data[i] = float64(i)
-	}
-	return a
-}
-
-// permuteND returns a with axes reordered.
-func permuteND(a nd, perm ...int) nd {
-	shape := make([]int, len(perm))
-	for i, p := range perm {
-		shape[i] = a.shape[p]
-	}
-	out := newND(shape...)
-	st := a.strides()
-	for i := range out.data {
-		idx := unravel(i, shape)
-		p := 0
-		for k, q := range perm {
-			p += idx[k] * st[q]
-		}
-		out.data[i] = a.data[p]
-	}
-	return out
-}
-
 func TestViews(t *testing.T) {
-	a := seq(2, 3, 4)
+	a := kerneltest.Seq(2, 3, 4)
 	h := newHarness(t)
 	x := h.in(a)
 	vals := h.eval(
@@ -52,43 +26,43 @@ func TestViews(t *testing.T) {
 		x.Slice(2, 3, 3),                                 // 8: empty
 		x.Flatten(1, 2),                                  // 9
 	)
-	closeTo(t, "permute", vals[0], permuteND(a, 2, 0, 1), 0)
-	closeTo(t, "transpose+reshape", vals[1], permuteND(a, 2, 1, 0).reshape(4, 6), 0)
-	want := newND(2, 3, 2)
-	for i := range want.data {
-		idx := unravel(i, want.shape)
-		want.data[i] = a.data[idx[0]*12+idx[1]*4+1+2*idx[2]]
+	closeTo(t, "permute", vals[0], kerneltest.Permute(a, 2, 0, 1), 0)
+	closeTo(t, "transpose+reshape", vals[1], kerneltest.Permute(a, 2, 1, 0).Reshape(4, 6), 0)
+	want := kerneltest.NewND(2, 3, 2)
+	for i := range want.Data {
+		idx := kerneltest.Unravel(i, want.Shape)
+		want.Data[i] = a.Data[idx[0]*12+idx[1]*4+1+2*idx[2]]
 	}
 	closeTo(t, "slice step", vals[2], want, 0)
-	want = newND(2, 2, 4)
-	for i := range want.data {
-		idx := unravel(i, want.shape)
-		want.data[i] = a.data[idx[0]*12+(idx[1]+1)*4+idx[2]]
+	want = kerneltest.NewND(2, 2, 4)
+	for i := range want.Data {
+		idx := kerneltest.Unravel(i, want.Shape)
+		want.Data[i] = a.Data[idx[0]*12+(idx[1]+1)*4+idx[2]]
 	}
 	closeTo(t, "slice negative", vals[3], want, 0)
-	closeTo(t, "narrow+squeeze", vals[4], nd{shape: []int{3, 4}, data: a.data[12:]}, 0)
-	want = newND(3, 2, 3, 5)
-	for i := range want.data {
-		idx := unravel(i, want.shape)
-		want.data[i] = a.data[idx[1]*12+idx[2]*4]
+	closeTo(t, "narrow+squeeze", vals[4], kerneltest.ND{Shape: []int{3, 4}, Data: a.Data[12:]}, 0)
+	want = kerneltest.NewND(3, 2, 3, 5)
+	for i := range want.Data {
+		idx := kerneltest.Unravel(i, want.Shape)
+		want.Data[i] = a.Data[idx[1]*12+idx[2]*4]
 	}
 	closeTo(t, "expand", vals[5], want, 0)
-	closeTo(t, "unsqueeze+reshape", vals[6], a.reshape(2, 12), 0)
-	p := permuteND(a, 1, 0, 2)
-	for i := range p.data {
-		p.data[i] *= 2
+	closeTo(t, "unsqueeze+reshape", vals[6], a.Reshape(2, 12), 0)
+	p := kerneltest.Permute(a, 1, 0, 2)
+	for i := range p.Data {
+		p.Data[i] *= 2
 	}
 	closeTo(t, "strided add", vals[7], p, 0)
 	if !vals[8].Shape.Equal(graph.Shape{2, 3, 0}) {
 		t.Errorf("empty slice shape %v", vals[8].Shape)
 	}
-	closeTo(t, "flatten", vals[9], a.reshape(2, 12), 0)
+	closeTo(t, "flatten", vals[9], a.Reshape(2, 12), 0)
 }
 
 func TestConcatSplitChunk(t *testing.T) {
-	a, b := seq(2, 3), seq(2, 5)
-	for i := range b.data {
-		b.data[i] += 100
+	a, b := kerneltest.Seq(2, 3), kerneltest.Seq(2, 5)
+	for i := range b.Data {
+		b.Data[i] += 100
 	}
 	h := newHarness(t)
 	x, y := h.in(a), h.in(b)
@@ -96,27 +70,27 @@ func TestConcatSplitChunk(t *testing.T) {
 	parts := cat.Split(1, 4, 5)
 	ch := y.T().Chunk(0, 5)
 	vals := h.eval(cat, parts[1], ch[3], graph.Concat(0, x.T(), y.T()))
-	want := newND(2, 9)
+	want := kerneltest.NewND(2, 9)
 	for r := 0; r < 2; r++ {
-		copy(want.data[r*9:], a.data[r*3:r*3+3])
-		copy(want.data[r*9+3:], b.data[r*5:r*5+5])
-		want.data[r*9+8] = a.data[r*3]
+		copy(want.Data[r*9:], a.Data[r*3:r*3+3])
+		copy(want.Data[r*9+3:], b.Data[r*5:r*5+5])
+		want.Data[r*9+8] = a.Data[r*3]
 	}
 	closeTo(t, "concat", vals[0], want, 0)
-	want2 := newND(2, 5)
+	want2 := kerneltest.NewND(2, 5)
 	for r := 0; r < 2; r++ {
-		copy(want2.data[r*5:], want.data[r*9+4:r*9+9])
+		copy(want2.Data[r*5:], want.Data[r*9+4:r*9+9])
 	}
 	closeTo(t, "split", vals[1], want2, 0)
-	closeTo(t, "chunk", vals[2], nd{shape: []int{1, 2}, data: []float64{103, 108}}, 0)
-	want3 := newND(8, 2)
-	copy(want3.data, permuteND(a, 1, 0).data)
-	copy(want3.data[6:], permuteND(b, 1, 0).data)
+	closeTo(t, "chunk", vals[2], kerneltest.ND{Shape: []int{1, 2}, Data: []float64{103, 108}}, 0)
+	want3 := kerneltest.NewND(8, 2)
+	copy(want3.Data, kerneltest.Permute(a, 1, 0).Data)
+	copy(want3.Data[6:], kerneltest.Permute(b, 1, 0).Data)
 	closeTo(t, "concat of transposes", vals[3], want3, 0)
 }
 
 func TestGatherRepeatPadCumsum(t *testing.T) {
-	a := seq(4, 3)
+	a := kerneltest.Seq(4, 3)
 	h := newHarness(t)
 	g := h.g
 	x := h.in(a)
@@ -133,15 +107,15 @@ func TestGatherRepeatPadCumsum(t *testing.T) {
 		x.Cumsum(1, true, true),                                     // 7
 		g.Arange(0, 1, 5, graph.I64).Cumsum(0, false, false),        // 8
 	)
-	closeTo(t, "gather", vals[0], nd{shape: []int{2, 2, 3}, data: []float64{9, 10, 11, 0, 1, 2, 9, 10, 11, 3, 4, 5}}, 0)
-	closeTo(t, "index_select", vals[1], nd{shape: []int{4, 2}, data: []float64{2, 0, 5, 3, 8, 6, 11, 9}}, 0)
-	closeTo(t, "repeat_interleave", vals[2], nd{shape: []int{6, 3}, data: []float64{0, 1, 2, 0, 1, 2, 6, 7, 8, 9, 10, 11, 9, 10, 11, 9, 10, 11}}, 0)
-	closeTo(t, "pad reflect", vals[3], nd{shape: []int{4, 6}, data: []float64{2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4, 8, 7, 6, 7, 8, 7, 11, 10, 9, 10, 11, 10}}, 0)
-	closeTo(t, "pad replicate", vals[4], nd{shape: []int{4, 6}, data: []float64{0, 0, 1, 2, 2, 2, 3, 3, 4, 5, 5, 5, 6, 6, 7, 8, 8, 8, 9, 9, 10, 11, 11, 11}}, 0)
-	closeTo(t, "pad constant", vals[5], nd{shape: []int{5, 4}, data: []float64{-1, -1, -1, -1, 0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1}}, 0)
-	closeTo(t, "cumsum", vals[6], nd{shape: []int{4, 3}, data: []float64{0, 1, 2, 3, 5, 7, 9, 12, 15, 18, 22, 26}}, 0)
-	closeTo(t, "cumsum exclusive reverse", vals[7], nd{shape: []int{4, 3}, data: []float64{3, 2, 0, 9, 5, 0, 15, 8, 0, 21, 11, 0}}, 0)
-	closeTo(t, "cumsum i64", vals[8], nd{shape: []int{5}, data: []float64{0, 1, 3, 6, 10}}, 0)
+	closeTo(t, "gather", vals[0], kerneltest.ND{Shape: []int{2, 2, 3}, Data: []float64{9, 10, 11, 0, 1, 2, 9, 10, 11, 3, 4, 5}}, 0)
+	closeTo(t, "index_select", vals[1], kerneltest.ND{Shape: []int{4, 2}, Data: []float64{2, 0, 5, 3, 8, 6, 11, 9}}, 0)
+	closeTo(t, "repeat_interleave", vals[2], kerneltest.ND{Shape: []int{6, 3}, Data: []float64{0, 1, 2, 0, 1, 2, 6, 7, 8, 9, 10, 11, 9, 10, 11, 9, 10, 11}}, 0)
+	closeTo(t, "pad reflect", vals[3], kerneltest.ND{Shape: []int{4, 6}, Data: []float64{2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4, 8, 7, 6, 7, 8, 7, 11, 10, 9, 10, 11, 10}}, 0)
+	closeTo(t, "pad replicate", vals[4], kerneltest.ND{Shape: []int{4, 6}, Data: []float64{0, 0, 1, 2, 2, 2, 3, 3, 4, 5, 5, 5, 6, 6, 7, 8, 8, 8, 9, 9, 10, 11, 11, 11}}, 0)
+	closeTo(t, "pad constant", vals[5], kerneltest.ND{Shape: []int{5, 4}, Data: []float64{-1, -1, -1, -1, 0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1}}, 0)
+	closeTo(t, "cumsum", vals[6], kerneltest.ND{Shape: []int{4, 3}, Data: []float64{0, 1, 2, 3, 5, 7, 9, 12, 15, 18, 22, 26}}, 0)
+	closeTo(t, "cumsum exclusive reverse", vals[7], kerneltest.ND{Shape: []int{4, 3}, Data: []float64{3, 2, 0, 9, 5, 0, 15, 8, 0, 21, 11, 0}}, 0)
+	closeTo(t, "cumsum i64", vals[8], kerneltest.ND{Shape: []int{5}, Data: []float64{0, 1, 3, 6, 10}}, 0)
 	if vals[8].DType != graph.I64 {
 		t.Errorf("cumsum of i64 gave %s", vals[8].DType)
 	}
@@ -150,7 +124,7 @@ func TestGatherRepeatPadCumsum(t *testing.T) {
 func TestRunTimeIndexErrors(t *testing.T) {
 	h := newHarness(t)
 	g := h.g
-	x := h.in(seq(4, 3))
+	x := h.in(kerneltest.Seq(4, 3))
 	if _, err := h.eng.Eval(t.Context(), x.Gather(0, g.ConstI64(graph.Shape{1}, []int64{4}))); err == nil {
 		t.Error("gather index 4 of 4 rows: no error")
 	}
@@ -165,7 +139,7 @@ func TestRunTimeIndexErrors(t *testing.T) {
 func TestQuantizedOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	const M, K, N = 7, 33, 5
-	xa := randND(rng, -3, 2, M, K).round32()
+	xa := kerneltest.RandND(rng, -3, 2, M, K).Round32()
 	h := newHarness(t)
 	g := h.g
 	x := h.in(xa)
@@ -185,7 +159,7 @@ func TestQuantizedOps(t *testing.T) {
 	}
 	// DynamicQuantizeLinear by its definition.
 	mn, mx := 0.0, 0.0
-	for _, v := range xa.data {
+	for _, v := range xa.Data {
 		mn, mx = min(mn, v), max(mx, v)
 	}
 	s := float32((mx - mn) / 255)
@@ -197,7 +171,7 @@ func TestQuantizedOps(t *testing.T) {
 		t.Fatalf("zero point %d, want %d", got, z)
 	}
 	qs := vals[0].Data
-	for i, v := range xa.data {
+	for i, v := range xa.Data {
 		want := uint8(min(255, max(0, roundEven(float64(float32(v)/s))+float64(z))))
 		if qs[i] != want {
 			t.Fatalf("q[%d] = %d, want %d (x=%v)", i, qs[i], want, v)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/kerneltest"
 )
 
 // TestConv1dFewFrames covers convolutions with kernels longer than their
@@ -25,16 +26,16 @@ func TestConv1dFewFrames(t *testing.T) {
 		{1, 129, 128, 4, 3, 1, 1, 1, 1},    // Silero encoder: few frames, short kernel
 		{2, 16, 40, 8, 3, 2, 1, 1, 2},      // few frames, stride and groups
 	} {
-		x := randND(rng, -1, 1, c.n, c.cin, c.l).round32()
-		w := randND(rng, -1, 1, c.cout, c.cin/c.groups, c.k).round32()
-		b := randND(rng, -1, 1, c.cout).round32()
-		want := refConv1d(x, w, b.data, c.stride, c.padL, c.padR, 1, c.groups)
+		x := kerneltest.RandND(rng, -1, 1, c.n, c.cin, c.l).Round32()
+		w := kerneltest.RandND(rng, -1, 1, c.cout, c.cin/c.groups, c.k).Round32()
+		b := kerneltest.RandND(rng, -1, 1, c.cout).Round32()
+		want := kerneltest.Conv1d(x, w, b.Data, c.stride, c.padL, c.padR, 1, c.groups)
 		opts := graph.ConvOpts{Stride: c.stride, PadLeft: c.padL, PadRight: c.padR, Groups: c.groups}
 		// Run-time weights, and constant ones (packed once by the backend).
 		h := newHarness(t)
 		y := h.in(x).Conv1d(h.in(w), h.in(b), opts)
 		closeTo(t, "conv1d", h.eval(y)[0], want, 1e-5)
-		wc := h.g.ParamF32("w", graph.Shape(w.shape), w.f32())
+		wc := h.g.ParamF32("w", graph.Shape(w.Shape), w.F32())
 		for i := 0; i < 2; i++ { // the second run reuses the packed weight
 			yc := h.in(x).Conv1d(wc, h.in(b), opts)
 			closeTo(t, "conv1d, constant weight", h.eval(yc)[0], want, 1e-5)
@@ -46,9 +47,9 @@ func TestConv1dFewFrames(t *testing.T) {
 // longer than the padding, where the row is copied in one piece.
 func TestPadLongRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(63, 64))
-	x := randND(rng, -1, 1, 2, 3, 50).round32()
-	ref := func(mode kernels.PadMode, l, r int) nd {
-		out := newND(2, 3, 50+l+r)
+	x := kerneltest.RandND(rng, -1, 1, 2, 3, 50).Round32()
+	ref := func(mode kernels.PadMode, l, r int) kerneltest.ND {
+		out := kerneltest.NewND(2, 3, 50+l+r)
 		for row := 0; row < 6; row++ {
 			for t := 0; t < 50+l+r; t++ {
 				j := t - l
@@ -61,10 +62,10 @@ func TestPadLongRows(t *testing.T) {
 				case mode == kernels.PadReplicate:
 					j = max(0, min(j, 49))
 				default:
-					out.data[row*(50+l+r)+t] = 0.5
+					out.Data[row*(50+l+r)+t] = 0.5
 					continue
 				}
-				out.data[row*(50+l+r)+t] = x.data[row*50+j]
+				out.Data[row*(50+l+r)+t] = x.Data[row*50+j]
 			}
 		}
 		return out
