@@ -14,6 +14,12 @@ type Options struct {
 	// Ordinal selects one of several devices of the same kind (0: the
 	// first).
 	Ordinal int
+	// Precision is the arithmetic of matrix products, convolutions and
+	// attention on a device: F32 (the default, also for InvalidDType), or
+	// F16 / BF16 where the backend has half-precision units (accumulating
+	// in float32). Elementwise work stays float32. Backends without half
+	// products reject F16 and BF16.
+	Precision DType
 }
 
 // Opener creates a backend.
