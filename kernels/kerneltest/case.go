@@ -120,6 +120,7 @@ func (c *kcase) run(ctx context.Context, b kernels.Backend, q kernels.Queue) (go
 		}
 	}()
 	defer func() {
+		_ = q.Sync(ctx) // no work may still use a buffer that is freed
 		for _, buf := range bufs {
 			if buf != nil {
 				b.Free(buf)

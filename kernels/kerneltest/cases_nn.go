@@ -78,6 +78,35 @@ func optional(in []ND, k int) ND {
 	return ND{}
 }
 
+// normScale gives a norm's elements the magnitude their rounding errors
+// are relative to: max|x| of the element's row (or group) times its rstd
+// and weight. A row of nearly equal values (σ ≪ |mean|) magnifies the
+// rounding of x and of the mean by rstd, however the backend computes.
+// block returns the start and length of element i's row; param the index
+// of its weight.
+func normScale(c *kcase, block func(i int) (int, int), param func(i int) int) func() [][]float64 {
+	return func() [][]float64 {
+		x := c.in[0].val
+		eps := float64(c.step.Attr.(kernels.NormAttr).Eps)
+		s := make([]float64, len(x.Data))
+		for i := range s {
+			lo, n := block(i)
+			row := x.Data[lo : lo+n]
+			_, rstd := meanRstd(row, eps)
+			top := 0.0
+			for _, v := range row {
+				top = max(top, math.Abs(v))
+			}
+			w := 1.0
+			if len(c.in) > 1 {
+				w = math.Abs(c.in[1].val.Data[param(i)])
+			}
+			s[i] = top * rstd * w
+		}
+		return [][]float64{s}
+	}
+}
+
 func layerNormCases(rng *rand.Rand) []*kcase {
 	var cs []*kcase
 	for i := range 10 {
@@ -96,6 +125,8 @@ func layerNormCases(rng *rand.Rand) []*kcase {
 		c.ref = func(in []ND) []ND {
 			return []ND{LayerNorm(in[0], optional(in, 1), optional(in, 2), axis, float64(attr.Eps))}
 		}
+		n := numel(shape[axis:])
+		c.scale = normScale(c, func(i int) (int, int) { return i / n * n, n }, func(i int) int { return i % n })
 		cs = append(cs, c)
 	}
 	return cs
@@ -106,12 +137,6 @@ func groupNormCases(rng *rand.Rand) []*kcase {
 	for range 10 {
 		groups, cg := 1+rng.IntN(3), 1+rng.IntN(3)
 		shape := append([]int{1 + rng.IntN(2), groups * cg}, randShape(rng, 0, 2, 9)...)
-		// Groups of at least 8 values: the CPU evaluates x·(rstd·w) +
-		// (b − mean·rstd·w), whose rounding grows with |mean|/σ, and a
-		// group of one or two values has σ ≈ 0 (a degenerate norm).
-		for numel(shape[1:])/groups < 8 {
-			shape = append(shape, 2)
-		}
 		attr := kernels.NormAttr{Groups: groups, Eps: 1e-5}
 		c := &kcase{group: "group_norm", step: kernels.Step{Attr: attr}}
 		c.in = []*operand{in(rng, kernels.F32, f32(rng, -2, 5, shape...), false)}
@@ -122,6 +147,8 @@ func groupNormCases(rng *rand.Rand) []*kcase {
 		c.ref = func(in []ND) []ND {
 			return []ND{GroupNorm(in[0], groups, optional(in, 1), optional(in, 2), float64(attr.Eps))}
 		}
+		l := numel(shape[2:])
+		c.scale = normScale(c, func(i int) (int, int) { return i / (cg * l) * (cg * l), cg * l }, func(i int) int { return i / l % (groups * cg) })
 		cs = append(cs, c)
 	}
 	return cs

@@ -65,6 +65,7 @@ type Option func(*config)
 type config struct {
 	seed    uint64
 	float64 bool
+	verbose bool
 	ops     []kernels.Op
 }
 
@@ -76,6 +77,9 @@ func Seed(s uint64) Option { return func(c *config) { c.seed = s } }
 // package instead of with kernels/cpu: how the CPU backend itself is
 // checked.
 func AgainstFloat64() Option { return func(c *config) { c.float64 = true } }
+
+// Verbose logs every case with its errors, not only one line per group.
+func Verbose() Option { return func(c *config) { c.verbose = true } }
 
 // Only restricts the cases to steps of the given ops.
 func Only(ops ...kernels.Op) Option { return func(c *config) { c.ops = ops } }
@@ -173,6 +177,9 @@ func Check(t testing.TB, b kernels.Backend, opts ...Option) {
 			}
 			e := compare(outs[k], want[k], scale, tol)
 			r.add(e, tol)
+			if cfg.verbose {
+				t.Logf("%-28s output %d %s%v: rel L2 %.3g, max abs %.3g, tolerance %s (%s)", c.group, k, o.dtype, o.view.Shape, e.l2, e.abs, tol, c.name)
+			}
 			if e.msg != "" {
 				r.failed++
 				t.Errorf("kerneltest: %s: %s: output %d %s%v: %s", b.Name(), c.describe(), k, o.dtype, o.view.Shape, e.msg)
@@ -181,7 +188,7 @@ func Check(t testing.TB, b kernels.Backend, opts ...Option) {
 	}
 	var tb strings.Builder
 	fmt.Fprintf(&tb, "kerneltest: %d cases on %s against %s (seed %d)\n", ran, b.Name(), against, cfg.seed)
-	fmt.Fprintf(&tb, "%-28s %6s %12s %12s %12s %7s\n", "group", "cases", "rel L2", "max abs", "tolerance", "failed")
+	fmt.Fprintf(&tb, "%-28s %6s %12s %12s %12s %7s\n", "group", "cases", "rel L2", "max abs", "tol L2/elem", "failed")
 	for _, g := range order {
 		r := rows[g]
 		fmt.Fprintf(&tb, "%-28s %6d %12.3g %12.3g %12s %7d\n", g, r.cases, r.l2, r.abs, r.tol, r.failed)
