@@ -1,0 +1,187 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// printer spells nodes in one dialect and records the helpers they use.
+type printer struct {
+	d    Dialect
+	used map[string]bool
+	err  error
+}
+
+func newPrinter(d Dialect) *printer { return &printer{d: d, used: map[string]bool{}} }
+
+func (p *printer) fail(format string, args ...any) string {
+	if p.err == nil {
+		p.err = fmt.Errorf(format, args...)
+	}
+	return "?"
+}
+
+// expr spells n; operands' element indices are the variables ix<k>.
+func (p *printer) expr(n *Node) string {
+	if n.T == TF64 && !p.d.HasF64() {
+		return p.fail("%w: %s has no double precision (a Wide expression)", ErrUnsupported, p.d)
+	}
+	switch n.Kind {
+	case NReg:
+		return fmt.Sprintf("r%d", n.Reg)
+	case NLit:
+		return p.d.literal(n)
+	case NLoad:
+		if n.Operand == 0 {
+			return "out[ix0]"
+		}
+		return fmt.Sprintf("in%d[ix%d]", n.Operand-1, n.Operand)
+	case NOp:
+		return p.op(n)
+	}
+	return p.fail("codegen: node kind %d", n.Kind)
+}
+
+var infix = map[Fn]string{
+	FAdd: "+", FSub: "-", FMul: "*", FDiv: "/",
+	FLt: "<", FLe: "<=", FGt: ">", FGe: ">=", FEq: "==", FNe: "!=",
+	FAnd: "&&", FOr: "||",
+}
+
+func (p *printer) op(n *Node) string {
+	args := make([]string, len(n.Args))
+	for i, a := range n.Args {
+		args[i] = p.expr(a)
+	}
+	if s, ok := infix[n.Fn]; ok && len(args) == 2 {
+		return "(" + args[0] + " " + s + " " + args[1] + ")"
+	}
+	switch n.Fn {
+	case FNeg:
+		return "(-" + args[0] + ")"
+	case FSelect:
+		return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")"
+	case FCast:
+		return "((" + p.d.typeName(n.T) + ")" + args[0] + ")"
+	case FHalfToFloat, FFloatToHalf, FBF16ToFloat, FFloatToBF16:
+		name, h := helperFn(n.Fn)
+		p.used[h] = true
+		return name + "(" + args[0] + ")"
+	}
+	name, h := p.d.mathFn(n.Fn, n.T)
+	if name == "" {
+		return p.fail("codegen: operation %s with %d arguments", n.Fn, len(args))
+	}
+	if h != "" {
+		p.used[h] = true
+	}
+	return name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// Source prints the kernel in dialect d. It fails (wrapping ErrUnsupported)
+// for a Wide kernel in a dialect without double precision.
+func (k *Kernel) Source(d Dialect) (string, error) {
+	p := newPrinter(d)
+	cu := d == CUDA
+	idx := "long long"
+	if !cu {
+		idx = "long"
+	}
+	if k.Index32 {
+		idx = d.typeName(TU32)
+	}
+	i64 := d.typeName(TI64)
+	nOps := len(k.Operands)
+	var body strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&body, format, args...) }
+
+	// Registers, grouped by type in first-use order.
+	var order []Type
+	byType := map[Type][]string{}
+	for r, t := range k.Regs {
+		if _, ok := byType[t]; !ok {
+			order = append(order, t)
+		}
+		byType[t] = append(byType[t], fmt.Sprintf("r%d", r))
+	}
+	strided := false
+	for _, o := range k.Operands {
+		strided = strided || o.Access == Strided
+	}
+	w("  const %s n = (%s)p.n;\n", idx, idx)
+	if cu {
+		w("  for (%s i = (%s)blockIdx.x * (%s)blockDim.x + (%s)threadIdx.x; i < n; i += (%s)blockDim.x * (%s)gridDim.x) {\n", idx, idx, idx, idx, idx, idx)
+	} else {
+		w("  for (%s i = (%s)gid; i < n; i += (%s)gsize) {\n", idx, idx, idx)
+	}
+	if strided && k.Rank > 0 {
+		w("    %s q = i;\n", idx)
+		for d := k.Rank - 1; d >= 1; d-- {
+			w("    const %s c%d = q %% (%s)p.shape[%d];\n", idx, d, idx, d)
+			w("    q /= (%s)p.shape[%d];\n", idx, d)
+		}
+		w("    const %s c0 = q;\n", idx)
+	}
+	for o, op := range k.Operands {
+		switch op.Access {
+		case Linear:
+			w("    const %s ix%d = (%s)p.off[%d] + i;\n", idx, o, idx, o)
+		case Scalar:
+			w("    const %s ix%d = (%s)p.off[%d];\n", idx, o, idx, o)
+		default:
+			terms := []string{fmt.Sprintf("(%s)p.off[%d]", idx, o)}
+			for d := 0; d < k.Rank; d++ {
+				terms = append(terms, fmt.Sprintf("c%d * (%s)p.stride[%d][%d]", d, idx, o, d))
+			}
+			w("    const %s ix%d = %s;\n", idx, o, strings.Join(terms, " + "))
+		}
+	}
+	for _, t := range order {
+		w("    %s %s;\n", d.typeName(t), strings.Join(byType[t], ", "))
+	}
+	for _, s := range k.Body {
+		w("    r%d = %s;\n", s.Dst, p.expr(s.X))
+	}
+	w("    out[ix0] = %s;\n", p.expr(k.Store))
+	w("  }\n}\n")
+	if p.err != nil {
+		return "", fmt.Errorf("codegen: printing %s as %s: %w", k.Name, d, p.err)
+	}
+
+	var src strings.Builder
+	src.WriteString(d.header("elementwise"))
+	src.WriteString(d.prelude(p.used))
+	fmt.Fprintf(&src, "struct %s_params {\n  %s n;\n", k.Name, i64)
+	if k.Rank > 0 {
+		fmt.Fprintf(&src, "  %s shape[%d];\n", i64, k.Rank)
+	}
+	fmt.Fprintf(&src, "  %s off[%d];\n", i64, nOps)
+	if k.Rank > 0 {
+		fmt.Fprintf(&src, "  %s stride[%d][%d];\n", i64, nOps, k.Rank)
+	}
+	src.WriteString("};\n")
+	params := make([]string, 0, nOps+3)
+	for o, op := range k.Operands {
+		t := d.typeName(op.Elem)
+		name := "out"
+		if o > 0 {
+			name = fmt.Sprintf("in%d", o-1)
+			t = "const " + t
+		}
+		if cu {
+			params = append(params, fmt.Sprintf("%s* %s", t, name))
+		} else {
+			params = append(params, fmt.Sprintf("device %s* %s [[buffer(%d)]]", t, name, o))
+		}
+	}
+	if cu {
+		params = append(params, fmt.Sprintf("const %s_params p", k.Name))
+		fmt.Fprintf(&src, "extern \"C\" __global__ void %s(\n    %s) {\n", k.Name, strings.Join(params, ",\n    "))
+	} else {
+		params = append(params, fmt.Sprintf("constant %s_params& p [[buffer(%d)]]", k.Name, nOps),
+			"uint gid [[thread_position_in_grid]]", "uint gsize [[threads_per_grid]]")
+		fmt.Fprintf(&src, "kernel void %s(\n    %s) {\n", k.Name, strings.Join(params, ",\n    "))
+	}
+	src.WriteString(body.String())
+	return src.String(), nil
+}
