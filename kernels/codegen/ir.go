@@ -71,7 +71,7 @@ const (
 	FRint // round half to even (the default rounding mode)
 	FAbs
 	FPow
-	FFmod // C fmod: exact remainder with the dividend's sign
+	FFmod        // C fmod: exact remainder with the dividend's sign
 	FHalfToFloat // f16 bits (TU16) to f32, exact
 	FFloatToHalf // f32 to f16 bits, round to nearest even
 	FBF16ToFloat // bf16 bits to f32, exact
