@@ -23,6 +23,7 @@ type Partial struct {
 
 	launches                          atomic.Int64
 	writes, writeBytes, reads, rbytes atomic.Int64
+	wraps, wrapBytes                  atomic.Int64
 	mu                                sync.Mutex
 	perOp                             map[kernels.Op]int64
 }
@@ -95,6 +96,8 @@ func (p *Partial) Wrap(host []byte) (kernels.Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("partial: %w", err)
 	}
+	p.wraps.Add(1)
+	p.wrapBytes.Add(int64(len(host)))
 	return &partialBuffer{inner: b, n: len(host)}, nil
 }
 
@@ -121,6 +124,9 @@ type PartialCounts struct {
 	// Writes and Reads count Queue.Write and Queue.Read calls: copies
 	// from and to the host. WriteBytes and ReadBytes are their sizes.
 	Writes, WriteBytes, Reads, ReadBytes int64
+	// Wraps counts constants handed over with Wrap (weights a device
+	// uploads once), WrapBytes their size.
+	Wraps, WrapBytes int64
 }
 
 // Counts returns the counters since the double was created.
@@ -135,6 +141,7 @@ func (p *Partial) Counts() PartialCounts {
 		Launches: p.launches.Load(), PerOp: per,
 		Writes: p.writes.Load(), WriteBytes: p.writeBytes.Load(),
 		Reads: p.reads.Load(), ReadBytes: p.rbytes.Load(),
+		Wraps: p.wraps.Load(), WrapBytes: p.wrapBytes.Load(),
 	}
 }
 

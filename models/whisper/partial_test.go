@@ -109,8 +109,8 @@ func TestPartialBackend(t *testing.T) {
 			}
 
 			st, c := eng.Stats(), dev.Counts()
-			t.Logf("whisper tiny %s, jfk (%q): %d device steps (%v), %d host steps, %d transfers (%d bytes), %d programs compiled",
-				prec, gotTr.Text, c.Launches, c.PerOp, host.Stats().Dispatches, st.Transfers, st.TransferBytes, st.Compiles)
+			t.Logf("whisper tiny %s, jfk (%q): %d device steps (%v), %d host steps, %d transfers (%d bytes), %d programs compiled, %d constants uploaded (%d bytes)",
+				prec, gotTr.Text, c.Launches, c.PerOp, host.Stats().Dispatches, st.Transfers, st.TransferBytes, st.Compiles, c.Wraps, c.WrapBytes)
 			if st.Transfers == 0 || host.Stats().Dispatches == 0 {
 				t.Errorf("nothing ran on the host: the engine did not partition")
 			}
