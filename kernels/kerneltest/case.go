@@ -18,7 +18,7 @@ type kcase struct {
 	in    []*operand
 	out   []*operand
 	ref   func(in []ND) []ND // float64 reference: each output's logical values
-	tol   []Tol              // per output
+	tol   []tolerance        // per output
 	// scale, where set, gives each output element the magnitude its
 	// rounding errors are relative to (see compare).
 	scale func() [][]float64

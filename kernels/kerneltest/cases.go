@@ -15,21 +15,21 @@ import (
 var (
 	// Sums of up to a few hundred float32 values, accumulated in float32
 	// in any order (the CPU accumulates in float64).
-	tolReduce = Tol{L2: 1e-5, Abs: 1e-6, Rel: 1e-5}
+	tolReduce = tolerance{L2: 1e-5, Abs: 1e-6, Rel: 1e-5}
 	// Exponentials and one normalising sum per row.
-	tolSoftmax = Tol{L2: 2e-6, Abs: 1e-7, Rel: 2e-6}
+	tolSoftmax = tolerance{L2: 2e-6, Abs: 1e-7, Rel: 2e-6}
 	// Mean and variance over a row, then an affine map.
-	tolNorm = Tol{L2: 1e-5, Abs: 1e-6, Rel: 1e-5}
+	tolNorm = tolerance{L2: 1e-5, Abs: 1e-6, Rel: 1e-5}
 	// Float32 dot products of up to a few hundred terms, summed in any
 	// order and blocking (no TF32 or other reduced-precision products).
-	tolGEMM = Tol{L2: 1e-5, Abs: 1e-6, Rel: 2e-5}
+	tolGEMM = tolerance{L2: 1e-5, Abs: 1e-6, Rel: 2e-5}
 	// A few recurrent steps of products and sigmoid/tanh.
-	tolLSTM = Tol{L2: 1e-5, Abs: 1e-6, Rel: 2e-5}
+	tolLSTM = tolerance{L2: 1e-5, Abs: 1e-6, Rel: 2e-5}
 	// A running float32 sum along an axis, in order.
-	tolCumsum = Tol{L2: 1e-6, Abs: 1e-7, Rel: 1e-6}
+	tolCumsum = tolerance{L2: 1e-6, Abs: 1e-7, Rel: 1e-6}
 	// DynamicQuantize's q: a backend may multiply by 1/scale instead of
 	// dividing, which moves a value at a rounding tie by one step.
-	tolQuant = Tol{L2: 1e-2, Abs: 1}
+	tolQuant = tolerance{L2: 1e-2, Abs: 1}
 )
 
 // generator makes the cases of one op.
@@ -200,7 +200,7 @@ func reduceCase(rng *rand.Rand, k kernels.ReduceKind, base, detail string, f fun
 	c := &kcase{group: "reduce/" + base, name: detail, step: kernels.Step{Attr: attr}}
 	c.in = []*operand{newOperand(rng, dt, vals, strided, bc)}
 	c.out = []*operand{outOperand(rng, odt, oshape, dense)}
-	c.tol = []Tol{tol}
+	c.tol = []tolerance{tol}
 	c.ref = func(in []ND) []ND { return []ND{Reduce(in[0], axes, true, f)} }
 	return c
 }

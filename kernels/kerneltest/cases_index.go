@@ -30,7 +30,7 @@ func gatherCases(rng *rand.Rand) []*kcase {
 		c.in = []*operand{in(rng, dt, data, true), in(rng, idt, idx, false)}
 		oshape := append(append(slices.Clone(shape[:axis]), ishape...), shape[axis+1:]...)
 		c.out = []*operand{outOperand(rng, dt, oshape, dense)}
-		c.tol = []Tol{exactly}
+		c.tol = []tolerance{exactly}
 		c.ref = func(in []ND) []ND { return []ND{Gather(in[0], axis, in[1])} }
 		cs = append(cs, c)
 	}
@@ -56,7 +56,7 @@ func repeatCases(rng *rand.Rand) []*kcase {
 		c := &kcase{group: "repeat_interleave", name: fmt.Sprintf("axis %d, counts %v", axis, cnt), step: kernels.Step{Attr: attr}}
 		c.in = []*operand{in(rng, dt, data, false), in(rng, cdt, counts, false)}
 		c.out = []*operand{outOperand(rng, dt, oshape, dense)}
-		c.tol = []Tol{exactly}
+		c.tol = []tolerance{exactly}
 		c.ref = func(in []ND) []ND { return []ND{RepeatInterleave(in[0], axis, cnt)} }
 		cs = append(cs, c)
 	}
@@ -91,7 +91,7 @@ func padCases(rng *rand.Rand) []*kcase {
 		c := &kcase{group: names[i%3], name: fmt.Sprintf("before %v, after %v, value %v", before, after, value), step: kernels.Step{Attr: attr}}
 		c.in = []*operand{in(rng, dt, data, false)}
 		c.out = []*operand{outOperand(rng, dt, oshape, dense)}
-		c.tol = []Tol{exactly}
+		c.tol = []tolerance{exactly}
 		c.ref = func(in []ND) []ND { return []ND{Pad(in[0], mode, value, before, after)} }
 		cs = append(cs, c)
 	}
@@ -114,7 +114,7 @@ func cumsumCases(rng *rand.Rand) []*kcase {
 		c := &kcase{group: "cumsum", name: fmt.Sprintf("%s, axis %d, exclusive %v, reverse %v", dt, axis, attr.Exclusive, attr.Reverse), step: kernels.Step{Attr: attr}}
 		c.in = []*operand{in(rng, dt, vals, false)}
 		c.out = []*operand{outOperand(rng, dt, shape, dense)}
-		c.tol = []Tol{tol}
+		c.tol = []tolerance{tol}
 		c.ref = func(in []ND) []ND { return []ND{Cumsum(in[0], axis, attr.Exclusive, attr.Reverse)} }
 		cs = append(cs, c)
 	}
@@ -150,7 +150,7 @@ func matmulIntegerCases(rng *rand.Rand) []*kcase {
 		zbo.wrap = wrap
 		c.in = []*operand{in(rng, kernels.U8, a, false), bo, in(rng, kernels.U8, za, false), zbo}
 		c.out = []*operand{outOperand(rng, kernels.I32, []int{m, n}, dense)}
-		c.tol = []Tol{exactly}
+		c.tol = []tolerance{exactly}
 		c.ref = func(in []ND) []ND { return []ND{MatMulInteger(in[0], in[1], in[2].Data[0], in[3].Data)} }
 		cs = append(cs, c)
 	}
@@ -178,7 +178,7 @@ func convIntegerCases(rng *rand.Rand) []*kcase {
 		c.in = []*operand{in(rng, kernels.U8, x, false), wo, in(rng, kernels.U8, zx, false), zwo}
 		lout := (l+padL+padR-span)/stride + 1
 		c.out = []*operand{outOperand(rng, kernels.I32, []int{x.Shape[0], cout, lout}, dense)}
-		c.tol = []Tol{exactly}
+		c.tol = []tolerance{exactly}
 		c.ref = func(in []ND) []ND {
 			return []ND{ConvInteger1d(in[0], in[1], in[2].Data[0], in[3].Data[0], stride, padL, padR, dil)}
 		}
@@ -204,7 +204,7 @@ func dynamicQuantizeCases(rng *rand.Rand) []*kcase {
 		c := &kcase{group: "dynamic_quantize", name: fmt.Sprintf("values in [%v, %v)", lo, hi)}
 		c.in = []*operand{in(rng, kernels.F32, x, false)}
 		c.out = []*operand{outOperand(rng, kernels.U8, shape, dense), outOperand(rng, kernels.F32, scalarShape(rng), dense), outOperand(rng, kernels.U8, scalarShape(rng), dense)}
-		c.tol = []Tol{tolQuant, exactly, exactly}
+		c.tol = []tolerance{tolQuant, exactly, exactly}
 		c.ref = func(in []ND) []ND {
 			q, s, z := DynamicQuantize(in[0])
 			return []ND{q, {Shape: []int{1}, Data: []float64{s}}, {Shape: []int{1}, Data: []float64{z}}}
@@ -227,7 +227,7 @@ func linearQCases(rng *rand.Rand) []*kcase {
 		c := &kcase{group: "linear_q", name: fmt.Sprintf("%d×%d·(%s %d×%d)ᵀ", m, k, wdt, n, k)}
 		c.in = []*operand{in(rng, kernels.F32, f32(rng, -2, 2, m, k), false), in(rng, wdt, w, true), in(rng, kernels.F32, scale, true), in(rng, wdt, zero, true)}
 		c.out = []*operand{outOperand(rng, kernels.F32, []int{m, n}, dense)}
-		c.tol = []Tol{tolGEMM}
+		c.tol = []tolerance{tolGEMM}
 		c.ref = func(in []ND) []ND { return []ND{LinearQ(in[0], in[1], in[2].Data[0], in[3].Data[0])} }
 		cs = append(cs, c)
 	}
@@ -251,7 +251,7 @@ func sliceUpdateCases(rng *rand.Rand) []*kcase {
 		out := newOperand(rng, dt, dst, dense, nil) // the state: every element outside the window keeps its value
 		out.init = true
 		c.out = []*operand{out}
-		c.tol = []Tol{exactly}
+		c.tol = []tolerance{exactly}
 		c.ref = func(in []ND) []ND {
 			want := dst.Clone()
 			for i := range in[0].Data {

@@ -54,7 +54,7 @@ func softmaxCase(rng *rand.Rand, vals ND, axis int, log bool, name string) *kcas
 	c := &kcase{group: group, name: name, step: kernels.Step{Attr: kernels.SoftmaxAttr{Axis: axis, Log: log}}}
 	c.in = []*operand{in(rng, kernels.F32, vals, false)}
 	c.out = []*operand{outOperand(rng, kernels.F32, vals.Shape, dense)}
-	c.tol = []Tol{tolSoftmax}
+	c.tol = []tolerance{tolSoftmax}
 	c.ref = func(in []ND) []ND { return []ND{Softmax(in[0], axis, log)} }
 	return c
 }
@@ -121,7 +121,7 @@ func layerNormCases(rng *rand.Rand) []*kcase {
 		affine(rng, c, shape[axis:])
 		c.name = fmt.Sprintf("axis %d, %d affine inputs", axis, len(c.in)-1)
 		c.out = []*operand{outOperand(rng, kernels.F32, shape, dense)}
-		c.tol = []Tol{tolNorm}
+		c.tol = []tolerance{tolNorm}
 		c.ref = func(in []ND) []ND {
 			return []ND{LayerNorm(in[0], optional(in, 1), optional(in, 2), axis, float64(attr.Eps))}
 		}
@@ -143,7 +143,7 @@ func groupNormCases(rng *rand.Rand) []*kcase {
 		affine(rng, c, shape[1:2])
 		c.name = fmt.Sprintf("%d groups, %d affine inputs", groups, len(c.in)-1)
 		c.out = []*operand{outOperand(rng, kernels.F32, shape, dense)}
-		c.tol = []Tol{tolNorm}
+		c.tol = []tolerance{tolNorm}
 		c.ref = func(in []ND) []ND {
 			return []ND{GroupNorm(in[0], groups, optional(in, 1), optional(in, 2), float64(attr.Eps))}
 		}
@@ -192,7 +192,7 @@ func matmulCases(rng *rand.Rand) []*kcase {
 			c.name += " + bias"
 		}
 		c.out = []*operand{outOperand(rng, kernels.F32, append(slices.Clone(batch), m, n), dense)}
-		c.tol = []Tol{tolGEMM}
+		c.tol = []tolerance{tolGEMM}
 		c.ref = func(in []ND) []ND {
 			y := MatMul(in[0], in[1], false, false)
 			if len(in) > 2 {
@@ -239,7 +239,7 @@ func attentionCases(rng *rand.Rand) []*kcase {
 			c.name += ", causal mask"
 		}
 		c.out = []*operand{outOperand(rng, kernels.F32, append(slices.Clone(batch), n, dv), dense)}
-		c.tol = []Tol{tolGEMM}
+		c.tol = []tolerance{tolGEMM}
 		c.ref = func(in []ND) []ND { return []ND{Attention(in[0], in[1], in[2], optional(in, 3))} }
 		cs = append(cs, c)
 	}
@@ -282,7 +282,7 @@ func conv1dCases(rng *rand.Rand) []*kcase {
 		}
 		lout := (l+padL+padR-span)/stride + 1
 		c.out = []*operand{outOperand(rng, kernels.F32, []int{x.Shape[0], groups * cog, lout}, dense)}
-		c.tol = []Tol{tolGEMM}
+		c.tol = []tolerance{tolGEMM}
 		c.ref = func(in []ND) []ND {
 			var b []float64
 			if len(in) > 2 {
@@ -325,7 +325,7 @@ func convTransposeCases(rng *rand.Rand) []*kcase {
 			c.in = append(c.in, in(rng, kernels.F32, f32(rng, -1, 1, groups*cog), true))
 		}
 		c.out = []*operand{outOperand(rng, kernels.F32, []int{x.Shape[0], groups * cog, lout}, dense)}
-		c.tol = []Tol{tolGEMM}
+		c.tol = []tolerance{tolGEMM}
 		c.ref = func(in []ND) []ND {
 			var b []float64
 			if len(in) > 2 {
@@ -359,7 +359,7 @@ func lstmCases(rng *rand.Rand) []*kcase {
 		}
 		c.in = append(c.in, in(rng, kernels.F32, f32(rng, -1, 1, D, B, H), false), in(rng, kernels.F32, f32(rng, -1, 1, D, B, H), false))
 		c.out = []*operand{outOperand(rng, kernels.F32, ys, dense), outOperand(rng, kernels.F32, []int{D, B, H}, dense), outOperand(rng, kernels.F32, []int{D, B, H}, dense)}
-		c.tol = []Tol{tolLSTM, tolLSTM, tolLSTM}
+		c.tol = []tolerance{tolLSTM, tolLSTM, tolLSTM}
 		c.ref = func(in []ND) []ND {
 			x := in[0]
 			if attr.BatchFirst {

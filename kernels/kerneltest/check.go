@@ -14,8 +14,8 @@ import (
 	"github.com/tensorforge/forge/kernels/cpu"
 )
 
-// Tol is the error a case's output may have against the reference.
-type Tol struct {
+// tolerance is the error a case's output may have against the reference.
+type tolerance struct {
 	// L2 bounds the relative L2 error ‖got − want‖/‖want‖ over the finite
 	// elements (‖got − want‖ itself when want is all zero).
 	L2 float64
@@ -26,11 +26,11 @@ type Tol struct {
 
 // exactly is the tolerance of results every correct backend computes bit
 // for bit (copies, integer arithmetic, comparisons).
-var exactly = Tol{}
+var exactly = tolerance{}
 
-func (t Tol) zero() bool { return t == Tol{} }
+func (t tolerance) zero() bool { return t == tolerance{} }
 
-func (t Tol) String() string {
+func (t tolerance) String() string {
 	if t.zero() {
 		return "exact"
 	}
@@ -38,23 +38,25 @@ func (t Tol) String() string {
 }
 
 // scaled widens a tolerance by f (an exact one stays exact).
-func (t Tol) scaled(f float64) Tol { return Tol{L2: t.L2 * f, Abs: t.Abs * f, Rel: t.Rel * f} }
+func (t tolerance) scaled(f float64) tolerance {
+	return tolerance{L2: t.L2 * f, Abs: t.Abs * f, Rel: t.Rel * f}
+}
 
 // storage widens a computed result's tolerance by one rounding to an
 // output dtype narrower than float32: the unrounded values of two correct
 // implementations may straddle a rounding boundary.
-func storage(t Tol, dt kernels.DType) Tol {
+func storage(t tolerance, dt kernels.DType) tolerance {
 	if t.zero() {
 		return t
 	}
 	switch dt {
 	case kernels.F16:
-		return Tol{L2: max(t.L2, 1e-3), Abs: t.Abs, Rel: max(t.Rel, 1e-3)} // 2⁻¹⁰: one half-precision ulp
+		return tolerance{L2: max(t.L2, 1e-3), Abs: t.Abs, Rel: max(t.Rel, 1e-3)} // 2⁻¹⁰: one half-precision ulp
 	case kernels.BF16:
-		return Tol{L2: max(t.L2, 8e-3), Abs: t.Abs, Rel: max(t.Rel, 8e-3)} // 2⁻⁷: one bfloat16 ulp
+		return tolerance{L2: max(t.L2, 8e-3), Abs: t.Abs, Rel: max(t.Rel, 8e-3)} // 2⁻⁷: one bfloat16 ulp
 	}
 	if dt.IsInt() || dt == kernels.Bool {
-		return Tol{L2: max(t.L2, 1e-3), Abs: max(t.Abs, 1)} // truncation of a value within rounding of an integer
+		return tolerance{L2: max(t.L2, 1e-3), Abs: max(t.Abs, 1)} // truncation of a value within rounding of an integer
 	}
 	return t
 }
@@ -211,11 +213,11 @@ func Check(t testing.TB, b kernels.Backend, opts ...Option) {
 type row struct {
 	cases, failed int
 	l2, abs       float64
-	loosest       Tol // the loosest tolerance in the group, for the report
+	loosest       tolerance // the loosest tolerance in the group, for the report
 	tol           string
 }
 
-func (r *row) add(e errs, t Tol) {
+func (r *row) add(e errs, t tolerance) {
 	r.l2 = max(r.l2, e.l2)
 	r.abs = max(r.abs, e.abs)
 	if r.tol == "" || t.L2 > r.loosest.L2 {
@@ -233,7 +235,7 @@ type errs struct {
 // Errors are relative to scale[i] where given (the magnitudes the
 // computation went through), else to want's largest magnitude. Non-finite
 // values must agree exactly, whatever the tolerance.
-func compare(got, want, scale []float64, tol Tol) errs {
+func compare(got, want, scale []float64, tol tolerance) errs {
 	var num, den, top, worst, worstAllowed float64
 	n := 0
 	at := -1

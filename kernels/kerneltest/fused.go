@@ -13,10 +13,10 @@ import (
 // instruction rounds to float32 and a backend may approximate
 // transcendental functions to a few ulp; a dozen chained instructions
 // with bounded operands stay well inside it.
-var tolElem = Tol{L2: 1e-5, Abs: 1e-6, Rel: 1e-5}
+var tolElem = tolerance{L2: 1e-5, Abs: 1e-6, Rel: 1e-5}
 
 // tolWide is for float64 (Wide) programs: they only round in float64.
-var tolWide = Tol{L2: 1e-12, Abs: 1e-12, Rel: 1e-12}
+var tolWide = tolerance{L2: 1e-12, Abs: 1e-12, Rel: 1e-12}
 
 // specials are the inputs whose results the EOp definitions pin down:
 // NaN, infinities, signed zeros, ties for rounding, tiny and huge values,
@@ -130,7 +130,7 @@ func randomFused(rng *rand.Rand, op kernels.EOp, i int) *kcase {
 		l = window
 	}
 	c.out = []*operand{outOperand(rng, out, shape, l)}
-	c.tol = []Tol{exprTol(info.exact, g.wide)}
+	c.tol = []tolerance{exprTol(info.exact, g.wide)}
 	c.name = fmt.Sprintf("%s; inputs %v", op, dts)
 	c.ref = func(in []ND) []ND { return []ND{EvalExpr(c.step.Expr, shape, in...)} }
 	c.scale = func() [][]float64 {
@@ -144,7 +144,7 @@ func randomFused(rng *rand.Rand, op kernels.EOp, i int) *kcase {
 	return c
 }
 
-func exprTol(exact, wide bool) Tol {
+func exprTol(exact, wide bool) tolerance {
 	switch {
 	case exact:
 		return exactly
@@ -181,7 +181,7 @@ func specialFused(rng *rand.Rand, op kernels.EOp) *kcase {
 	if !discontinuous(op) && !exactEOp(op) {
 		tol = tolElem
 	}
-	c.tol = []Tol{tol}
+	c.tol = []tolerance{tol}
 	c.ref = func(in []ND) []ND { return []ND{EvalExpr(c.step.Expr, shape, in...)} }
 	return c
 }
@@ -226,7 +226,7 @@ func convertFused(rng *rand.Rand, from, to kernels.DType) *kcase {
 	wide := (to == kernels.I32 || to == kernels.I64) || ((from == kernels.I32 || from == kernels.I64) && !to.IsFloat())
 	c.step.Expr = &kernels.Expr{Code: code, NumRegs: 1, Wide: wide}
 	c.out = []*operand{outOperand(rng, to, shape, window)}
-	c.tol = []Tol{exactly}
+	c.tol = []tolerance{exactly}
 	c.ref = func(in []ND) []ND { return []ND{EvalExpr(c.step.Expr, shape, in...)} }
 	return c
 }
