@@ -16,11 +16,13 @@ import (
 
 // tolerance is the error a case's output may have against the reference.
 type tolerance struct {
-	// L2 bounds the relative L2 error ‖got − want‖/‖want‖ over the finite
-	// elements (‖got − want‖ itself when want is all zero).
+	// L2 bounds the relative L2 error ‖got − want‖/‖s‖ over the finite
+	// elements, where s is want or, for cases that give one, each
+	// element's scale (the magnitude its computation went through); Abs
+	// per element is allowed on top.
 	L2 float64
-	// Abs and Rel bound every finite element: |got − want| ≤ Abs +
-	// Rel·max|want|.
+	// Abs and Rel bound every finite element: |got − want| ≤ Abs + Rel·s,
+	// s the element's scale or else max|want|.
 	Abs, Rel float64
 }
 
@@ -92,7 +94,8 @@ func Only(ops ...kernels.Op) Option { return func(c *config) { c.ops = ops } }
 // same step, or with AgainstFloat64 the float64 references. It fails the
 // test for every case outside its tolerance, for any NaN or infinity
 // where the reference has none (or the reverse), for a write outside a
-// step's outputs, and for a launch that fails. Steps b declines
+// step's outputs, and for a launch that fails (an error or a panic).
+// Steps b declines
 // (kernels.Supporter) are skipped and listed. It logs one line per group
 // of cases with the worst errors seen.
 func Check(t testing.TB, b kernels.Backend, opts ...Option) {
@@ -168,6 +171,7 @@ func Check(t testing.TB, b kernels.Backend, opts ...Option) {
 			want = c.reference()
 		}
 		outs := c.outputs(got)
+		failed := false
 		for k, o := range c.out {
 			tol := storage(c.tol[k], o.dtype)
 			if ref != nil {
@@ -183,9 +187,12 @@ func Check(t testing.TB, b kernels.Backend, opts ...Option) {
 				t.Logf("%-28s output %d %s%v: rel L2 %.3g, max abs %.3g, tolerance %s (%s)", c.group, k, o.dtype, o.view.Shape, e.l2, e.abs, tol, c.name)
 			}
 			if e.msg != "" {
-				r.failed++
+				failed = true
 				t.Errorf("kerneltest: %s: %s: output %d %s%v: %s", b.Name(), c.describe(), k, o.dtype, o.view.Shape, e.msg)
 			}
+		}
+		if failed {
+			r.failed++
 		}
 	}
 	var tb strings.Builder
