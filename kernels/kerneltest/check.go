@@ -95,9 +95,8 @@ func Only(ops ...kernels.Op) Option { return func(c *config) { c.ops = ops } }
 // test for every case outside its tolerance, for any NaN or infinity
 // where the reference has none (or the reverse), for a write outside a
 // step's outputs, and for a launch that fails (an error or a panic).
-// Steps b declines
-// (kernels.Supporter) are skipped and listed. It logs one line per group
-// of cases with the worst errors seen.
+// Steps b declines (kernels.Supporter) are skipped and listed. It logs one
+// line per group of cases with the worst errors seen.
 func Check(t testing.TB, b kernels.Backend, opts ...Option) {
 	t.Helper()
 	cfg := config{seed: 1}
