@@ -35,6 +35,10 @@ func (d Dialect) String() string {
 // in float32 there.
 func (d Dialect) HasF64() bool { return d == CUDA }
 
+// TypeName spells t in the dialect ("unsigned short", "ushort", ...), for
+// code that calls generated kernels from the same language.
+func (d Dialect) TypeName(t Type) string { return d.typeName(t) }
+
 // typeName spells t.
 func (d Dialect) typeName(t Type) string {
 	cu := d == CUDA

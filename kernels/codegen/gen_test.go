@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/tensorforge/forge/kernels"
@@ -202,4 +203,27 @@ func sources(t *testing.T, d codegen.Dialect, steps []*kernels.Step) (out []sour
 		}
 	}
 	return out, skipped
+}
+
+// batch concatenates sources into programs of about n kernels each: one
+// NVRTC (or clang) run per batch instead of per kernel. The generated
+// helpers are include-guarded, so concatenation is valid.
+func batch(srcs []source, n int) [][]source {
+	var out [][]source
+	for len(srcs) > n {
+		out = append(out, srcs[:n])
+		srcs = srcs[n:]
+	}
+	if len(srcs) > 0 {
+		out = append(out, srcs)
+	}
+	return out
+}
+
+func join(b []source) string {
+	var sb strings.Builder
+	for _, s := range b {
+		sb.WriteString(s.text)
+	}
+	return sb.String()
 }

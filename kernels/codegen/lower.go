@@ -368,6 +368,42 @@ func lowerExpr(k *Kernel, e *kernels.Expr, views []kernels.View) {
 		k.Body = append(k.Body, Stmt{Dst: int(in.Dst), X: x})
 	}
 	k.Store = storeAs(reg(int(e.Result), rt), views[0].DType)
+	k.Body = liveOnly(k.Body, k.Store)
+}
+
+// liveOnly drops the statements whose value nothing reads (the graph's
+// programs have none, but any Expr may), so that every register a kernel
+// declares is used and compilers have nothing to warn about.
+func liveOnly(body []Stmt, store *Node) []Stmt {
+	live := map[int]bool{}
+	regsOf(store, live)
+	keep := make([]bool, len(body))
+	for i := len(body) - 1; i >= 0; i-- {
+		s := body[i]
+		if !live[s.Dst] {
+			continue
+		}
+		keep[i] = true
+		delete(live, s.Dst)
+		regsOf(s.X, live)
+	}
+	out := body[:0]
+	for i, s := range body {
+		if keep[i] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// regsOf adds the registers n reads to set.
+func regsOf(n *Node, set map[int]bool) {
+	if n.Kind == NReg {
+		set[n.Reg] = true
+	}
+	for _, a := range n.Args {
+		regsOf(a, set)
+	}
 }
 
 // nanMinMax is torch.maximum/minimum as kernels/cpu computes it (NaN if

@@ -95,18 +95,30 @@ func (k *Kernel) Source(d Dialect) (string, error) {
 	var body strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&body, format, args...) }
 
-	// Registers, grouped by type in first-use order.
+	// Registers the body assigns, grouped by type in first-use order.
+	assigned := map[int]bool{}
+	for _, s := range k.Body {
+		assigned[s.Dst] = true
+	}
 	var order []Type
 	byType := map[Type][]string{}
 	for r, t := range k.Regs {
+		if !assigned[r] {
+			continue
+		}
 		if _, ok := byType[t]; !ok {
 			order = append(order, t)
 		}
 		byType[t] = append(byType[t], fmt.Sprintf("r%d", r))
 	}
+	// Only the output and the operands the body loads get an index.
+	loaded := map[int]bool{0: true}
+	for _, s := range k.Body {
+		loadsOf(s.X, loaded)
+	}
 	strided := false
-	for _, o := range k.Operands {
-		strided = strided || o.Access == Strided
+	for o, op := range k.Operands {
+		strided = strided || (loaded[o] && op.Access == Strided)
 	}
 	w("  const %s n = (%s)p.n;\n", idx, idx)
 	if cu {
@@ -123,6 +135,9 @@ func (k *Kernel) Source(d Dialect) (string, error) {
 		w("    const %s c0 = q;\n", idx)
 	}
 	for o, op := range k.Operands {
+		if !loaded[o] {
+			continue
+		}
 		switch op.Access {
 		case Linear:
 			w("    const %s ix%d = (%s)p.off[%d] + i;\n", idx, o, idx, o)
@@ -184,4 +199,14 @@ func (k *Kernel) Source(d Dialect) (string, error) {
 	}
 	src.WriteString(body.String())
 	return src.String(), nil
+}
+
+// loadsOf adds the operands n loads to set.
+func loadsOf(n *Node, set map[int]bool) {
+	if n.Kind == NLoad {
+		set[n.Operand] = true
+	}
+	for _, a := range n.Args {
+		loadsOf(a, set)
+	}
 }

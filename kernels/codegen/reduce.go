@@ -247,7 +247,14 @@ func (k *ReduceKernel) Source(d Dialect) (string, error) {
 		pass(fmt.Sprintf("if (fg_better_%s(x, (%s)r, best, bi)) { best = x; bi = (%s)r; }", k.Name, i64, i64))
 		w("    sh_v[tid] = best;\n    sh_i[tid] = bi;\n")
 		tree(fmt.Sprintf("if (fg_better_%s(sh_v[tid + s], sh_i[tid + s], sh_v[tid], sh_i[tid])) { sh_v[tid] = sh_v[tid + s]; sh_i[tid] = sh_i[tid + s]; }", k.Name))
-		w("    %s r0 = sh_v[0];\n    %s r1 = sh_i[0] < 0 ? 0 : sh_i[0];\n", acc, i64)
+		used := map[int]bool{}
+		regsOf(k.Store, used)
+		if used[0] {
+			w("    %s r0 = sh_v[0];\n", acc)
+		}
+		if used[1] {
+			w("    %s r1 = sh_i[0] < 0 ? 0 : sh_i[0];\n", i64)
+		}
 	case k.Kind == kernels.ReduceProd:
 		w("    %s a = %s;\n", acc, one)
 		pass("a *= x;")
