@@ -6,8 +6,12 @@
 set -euo pipefail
 
 # Packages: OpenBLAS (fast SGEMM through purego), espeak-ng (G2P for Kokoro),
-# and npm (model artifacts ship as npm packages).
-pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data)
+# clang (compiles and runs the generated Metal kernels on Linux), and npm
+# (model artifacts ship as npm packages). NVRTC (libnvrtc11.2) is not here:
+# it is in Debian's non-free component, which is not ours to enable on a
+# user's machine; CI enables it, and without it the CUDA compile check
+# skips with a reason.
+pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data clang)
 if [ "${FORGE_DEPS_EXTRA:-}" != "" ]; then
   # shellcheck disable=SC2206
   pkgs+=(${FORGE_DEPS_EXTRA})

@@ -2,6 +2,7 @@ package codegen_test
 
 import (
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -226,4 +227,14 @@ func join(b []source) string {
 		sb.WriteString(s.text)
 	}
 	return sb.String()
+}
+
+// missing skips loudly when a compiler is not installed, except in CI
+// (CI=true), where .ci/run installs it and its absence is a failure.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("CI must have this compiler: "+format, args...)
+	}
+	t.Skipf("SKIPPING: "+format, args...)
 }

@@ -47,14 +47,14 @@ func goldenSteps() map[string]*kernels.Step {
 }
 
 // TestGoldenSources compares the generated text of the representative
-// kernels with reviewed copies (go test -run Golden -update rewrites them).
+// kernels (and reductions) with reviewed copies (go test -run Golden -update rewrites them).
 func TestGoldenSources(t *testing.T) {
 	for name, s := range goldenSteps() {
 		f, err := codegen.LowerFused(s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, d := range []codegen.Dialect{codegen.CUDA, codegen.MSL} {
+		for _, d := range dialects {
 			src, err := f.Kernel.Source(d)
 			if f.Kernel.Regs[0] == codegen.TF64 && d == codegen.MSL {
 				if err == nil {
@@ -65,8 +65,39 @@ func TestGoldenSources(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, d, err)
 			}
-			checkGolden(t, name+map[codegen.Dialect]string{codegen.CUDA: ".cu", codegen.MSL: ".metal"}[d], src)
+			checkGolden(t, name+ext[d], src)
 		}
+	}
+	for name, s := range goldenReductions() {
+		for _, d := range dialects {
+			r, err := codegen.LowerReduce(s, d)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, d, err)
+			}
+			src, err := r.Kernel.Source(d)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, d, err)
+			}
+			checkGolden(t, name+ext[d], src)
+		}
+	}
+}
+
+var (
+	dialects = []codegen.Dialect{codegen.CUDA, codegen.MSL}
+	ext      = map[codegen.Dialect]string{codegen.CUDA: ".cu", codegen.MSL: ".metal"}
+)
+
+// goldenReductions: argmax over the last axis of bf16 (a softmax's row
+// maximum has the same shape), and an unbiased variance over two axes of
+// a permuted f32 view (group norm's statistics).
+func goldenReductions() map[string]*kernels.Step {
+	perm := kernels.View{Slot: 1, DType: kernels.F32, Shape: []int{2, 3, 4}, Strides: []int{1, 8, 2}}
+	return map[string]*kernels.Step{
+		"argmax_bf16": {Op: kernels.OpReduce, Name: "argmax", In: []kernels.View{dense(1, kernels.BF16, 5, 7)},
+			Out: []kernels.View{dense(0, kernels.I64, 5, 1)}, Attr: kernels.ReduceAttr{Kind: kernels.ReduceArgMax, Axes: []int{1}}},
+		"var_f32": {Op: kernels.OpReduce, Name: "var", In: []kernels.View{perm},
+			Out: []kernels.View{dense(0, kernels.F32, 2, 1, 1)}, Attr: kernels.ReduceAttr{Kind: kernels.ReduceVar, Axes: []int{1, 2}, Correction: 1}},
 	}
 }
 

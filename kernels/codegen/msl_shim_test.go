@@ -205,7 +205,7 @@ func buildShim(t *testing.T, srcs []source) map[string]*mslshim.Library {
 func requireClang(t *testing.T) {
 	t.Helper()
 	if _, err := mslshim.Clang(); err != nil {
-		t.Skipf("SKIPPING: generated MSL is NOT compile-checked or run: %v", err)
+		missing(t, "generated MSL is NOT compile-checked or run: %v", err)
 	}
 }
 
