@@ -1,0 +1,12 @@
+// Package nvrtc binds NVIDIA's runtime compiler (libnvrtc) through purego,
+// without cgo, so that generated CUDA C becomes PTX in-process.
+//
+// It needs no GPU and no driver: compiling to PTX is pure host work, which
+// is why CI checks every generated kernel with it (Debian's non-free
+// libnvrtc11.2 package ships NVRTC 11.8, which targets up to compute_90).
+//
+// The library is looked up as $FORGE_NVRTC (a file name or path) if set,
+// else as libnvrtc.so.13, .so.12, .so.11.2 and libnvrtc.so, first by the
+// dynamic loader's search path and then in the CUDA toolkit's usual
+// directories (/usr/local/cuda/lib64, /usr/local/cuda/targets/*/lib).
+package nvrtc

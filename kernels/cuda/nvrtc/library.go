@@ -1,0 +1,205 @@
+package nvrtc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Library is a loaded NVRTC. Its methods are safe for concurrent use: each
+// compilation is its own NVRTC program.
+type Library struct {
+	path         string
+	major, minor int
+
+	version       func(major, minor *int32) int32
+	errorString   func(result int32) uintptr
+	createProgram func(prog *uintptr, src, name string, numHeaders int32, headers, includeNames unsafe.Pointer) int32
+	compile       func(prog uintptr, numOptions int32, options unsafe.Pointer) int32
+	destroy       func(prog *uintptr) int32
+	ptxSize       func(prog uintptr, size *uintptr) int32
+	ptx           func(prog uintptr, buf *byte) int32
+	logSize       func(prog uintptr, size *uintptr) int32
+	log           func(prog uintptr, buf *byte) int32
+}
+
+// candidates are the names Open tries, in order: the override alone when
+// set (a wrong override fails rather than silently loading another copy),
+// else the sonames through the dynamic loader, then in the CUDA toolkit's
+// usual folders, which the loader is often not told about.
+func candidates() []string {
+	if p := os.Getenv(EnvVar); p != "" {
+		return []string{p}
+	}
+	names := []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}
+	out := append([]string(nil), names...)
+	for _, dir := range []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib"} {
+		for _, n := range names {
+			out = append(out, dir+"/"+n)
+		}
+	}
+	return out
+}
+
+// Open loads NVRTC: $FORGE_NVRTC if set, else the first of the usual names
+// that loads. The error lists what was tried and why each failed.
+func Open() (*Library, error) {
+	var reasons []string
+	for _, c := range candidates() {
+		l, err := OpenPath(c)
+		if err == nil {
+			return l, nil
+		}
+		reasons = append(reasons, err.Error())
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNotFound, strings.Join(reasons, "; "))
+}
+
+// OpenPath loads NVRTC from one file name or path.
+func OpenPath(name string) (*Library, error) {
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("%s: NVRTC is loaded on linux only, not %s", name, runtime.GOOS)
+	}
+	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, err // the loader's message names the file
+	}
+	l, err := bind(name, h)
+	if err != nil {
+		_ = purego.Dlclose(h)
+	}
+	return l, err
+}
+
+// bind resolves the entry points used here and reads the version.
+func bind(path string, h uintptr) (*Library, error) {
+	l := &Library{path: path}
+	syms := []struct {
+		fn  any
+		sym string
+	}{
+		{&l.version, "nvrtcVersion"},
+		{&l.errorString, "nvrtcGetErrorString"},
+		{&l.createProgram, "nvrtcCreateProgram"},
+		{&l.compile, "nvrtcCompileProgram"},
+		{&l.destroy, "nvrtcDestroyProgram"},
+		{&l.ptxSize, "nvrtcGetPTXSize"},
+		{&l.ptx, "nvrtcGetPTX"},
+		{&l.logSize, "nvrtcGetProgramLogSize"},
+		{&l.log, "nvrtcGetProgramLog"},
+	}
+	for _, s := range syms {
+		addr, err := purego.Dlsym(h, s.sym)
+		if err != nil {
+			return nil, fmt.Errorf("%s: missing %s: %w", path, s.sym, err)
+		}
+		purego.RegisterFunc(s.fn, addr)
+	}
+	var maj, mnr int32
+	if r := l.version(&maj, &mnr); r != 0 {
+		return nil, fmt.Errorf("%s: nvrtcVersion: %s", path, l.status(r))
+	}
+	l.major, l.minor = int(maj), int(mnr)
+	return l, nil
+}
+
+// Path returns the name or path the library was loaded from.
+func (l *Library) Path() string { return l.path }
+
+// Version returns NVRTC's version (e.g. 11, 8).
+func (l *Library) Version() (major, minor int) { return l.major, l.minor }
+
+// status spells an nvrtcResult.
+func (l *Library) status(r int32) string {
+	p := l.errorString(r)
+	if p == 0 {
+		return fmt.Sprintf("nvrtcResult %d", r)
+	}
+	return cString(p)
+}
+
+// cString copies a NUL-terminated C string.
+func cString(p uintptr) string {
+	var b []byte
+	for i := uintptr(0); ; i++ {
+		c := *(*byte)(unsafe.Add(unsafe.Pointer(nil), p+i)) //nolint:govet // C memory owned by NVRTC
+		if c == 0 {
+			return string(b)
+		}
+		b = append(b, c)
+	}
+}
+
+// Compile compiles one CUDA C++ source (name is what the log calls it) with
+// NVRTC options such as ArchOption("compute_90"), and returns the PTX and
+// the program log (warnings; empty when there are none). A rejected source
+// gives a *CompileError carrying the log.
+func (l *Library) Compile(src, name string, options ...string) (ptx []byte, log string, err error) {
+	var prog uintptr
+	if r := l.createProgram(&prog, src, name, 0, nil, nil); r != 0 {
+		return nil, "", fmt.Errorf("nvrtc: creating program %s: %s", name, l.status(r))
+	}
+	defer func() {
+		if r := l.destroy(&prog); r != 0 && err == nil {
+			err = fmt.Errorf("nvrtc: destroying program %s: %s", name, l.status(r))
+		}
+	}()
+	// NUL-terminated copies of the options and an array of their addresses;
+	// both live on the Go heap, which does not move, until KeepAlive.
+	bufs := make([][]byte, len(options))
+	ptrs := make([]*byte, len(options)+1)
+	for i, o := range options {
+		bufs[i] = append([]byte(o), 0)
+		ptrs[i] = &bufs[i][0]
+	}
+	r := l.compile(prog, int32(len(options)), unsafe.Pointer(&ptrs[0]))
+	runtime.KeepAlive(bufs)
+	runtime.KeepAlive(ptrs)
+	log, lerr := l.programLog(prog)
+	if r != 0 {
+		ce := &CompileError{Name: name, Result: int(r), Status: l.status(r), Log: log}
+		if lerr != nil {
+			return nil, "", errors.Join(ce, lerr)
+		}
+		return nil, log, ce
+	}
+	if lerr != nil {
+		return nil, "", lerr
+	}
+	var n uintptr
+	if r := l.ptxSize(prog, &n); r != 0 {
+		return nil, log, fmt.Errorf("nvrtc: PTX size of %s: %s", name, l.status(r))
+	}
+	buf := make([]byte, n)
+	if n > 0 {
+		if r := l.ptx(prog, &buf[0]); r != 0 {
+			return nil, log, fmt.Errorf("nvrtc: PTX of %s: %s", name, l.status(r))
+		}
+	}
+	// The PTX is NUL-terminated; keep the text only.
+	for len(buf) > 0 && buf[len(buf)-1] == 0 {
+		buf = buf[:len(buf)-1]
+	}
+	return buf, log, nil
+}
+
+// programLog returns the program's log without its terminating NUL.
+func (l *Library) programLog(prog uintptr) (string, error) {
+	var n uintptr
+	if r := l.logSize(prog, &n); r != 0 {
+		return "", fmt.Errorf("nvrtc: log size: %s", l.status(r))
+	}
+	if n <= 1 {
+		return "", nil
+	}
+	buf := make([]byte, n)
+	if r := l.log(prog, &buf[0]); r != 0 {
+		return "", fmt.Errorf("nvrtc: log: %s", l.status(r))
+	}
+	return strings.TrimRight(string(buf), "\x00"), nil
+}

@@ -1,0 +1,71 @@
+package nvrtc_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tensorforge/forge/kernels/cuda/nvrtc"
+)
+
+// library returns NVRTC, or skips loudly; under CI (which installs Debian's
+// libnvrtc11.2) its absence fails the test.
+func library(t *testing.T) *nvrtc.Library {
+	t.Helper()
+	l, err := nvrtc.Default()
+	if err != nil && os.Getenv("CI") != "" {
+		t.Fatalf("CI installs libnvrtc11.2, but: %v", err)
+	}
+	if err != nil {
+		t.Skipf("SKIPPING: no NVRTC on this machine, CUDA sources are not compile-checked (%v); on Debian enable the non-free component and apt-get install libnvrtc11.2", err)
+	}
+	return l
+}
+
+func TestCompile(t *testing.T) {
+	l := library(t)
+	maj, _ := l.Version()
+	if maj < 11 {
+		t.Fatalf("NVRTC version %d from %s", maj, l.Path())
+	}
+	cases := []struct {
+		name, src string
+		wantErr   string // substring of the log; "" for success
+		wantPTX   string
+	}{
+		{"ok", `extern "C" __global__ void twice(float* x, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 2.0f * x[i];
+}`, "", ".entry twice"},
+		{"undeclared", `extern "C" __global__ void k(float* x) { x[0] = y; }`, "identifier \"y\" is undefined", ""},
+		{"syntax", `extern "C" __global__ void k(float* x) { x[0] = ; }`, "expected an expression", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ptx, _, err := l.Compile(c.src, c.name+".cu", nvrtc.ArchOption("compute_90"))
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(ptx), c.wantPTX) || !strings.Contains(string(ptx), ".target sm_90") {
+					t.Fatalf("PTX lacks %q or the target:\n%s", c.wantPTX, ptx)
+				}
+				return
+			}
+			var ce *nvrtc.CompileError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v, want a CompileError", err)
+			}
+			if !strings.Contains(ce.Log, c.wantErr) || !strings.Contains(err.Error(), c.name+".cu") {
+				t.Fatalf("error %q lacks %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestOpenPathMissing(t *testing.T) {
+	if _, err := nvrtc.OpenPath("/nonexistent/libnvrtc.so"); err == nil {
+		t.Fatal("opening a missing library succeeded")
+	}
+}
