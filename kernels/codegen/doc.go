@@ -78,28 +78,35 @@
 //
 // # Reductions: parameters and launch
 //
-// One output element per thread block (threadgroup) of exactly
-// [ReduceThreads] threads, which stride over the reduced elements and
-// combine partial results in a shared-memory tree; blocks loop over the
-// outputs, so any grid of at least one block works (do not launch when
-// Outputs == 0). The output view must be dense. KR and RR are the kernel's
-// KeptRank and RedRank; the parameter block is little-endian int64s:
+// A reduction kernel has one of two shapes, told by ReduceKernel.PerThread
+// (chosen when an output reduces at most [PerThreadMaxCount] elements).
+// Per-thread: each thread reduces whole outputs alone, in kernels/cpu's
+// order; threads loop over the outputs, so any block size and any grid
+// work, as for elementwise kernels. Block: one output per thread block
+// (threadgroup) of exactly [ReduceThreads] threads, which stride over the
+// reduced elements and combine partial results in a shared-memory tree;
+// blocks loop over the outputs, so any grid of at least one block works.
+// Do not launch when Outputs == 0. The output view must be dense. KR and
+// RR are the kernel's KeptRank and RedRank; the parameter block is
+// little-endian int64s:
 //
 //	n_out, count, correction, in_off, out_off,
 //	kshape[KR], kstride[KR], rshape[RR], rstride[RR]
 //
 // CUDA: void <name>(T0* out, const T1* in0, const <name>_params p),
-// kernelParams {&out, &in0, params}, blockDim.x = ReduceThreads, static
-// shared memory only (at most 4 KiB). Metal: out at buffer 0, in0 at 1,
-// the parameter block at 2; uint tid [[thread_position_in_threadgroup]],
-// uint group [[threadgroup_position_in_grid]], uint ngroups
-// [[threadgroups_per_grid]]: dispatchThreadgroups with threadsPerThreadgroup
-// = ReduceThreads.
+// kernelParams {&out, &in0, params}; block kernels need blockDim.x =
+// ReduceThreads and use static shared memory only (at most 4 KiB). Metal:
+// out at buffer 0, in0 at 1, the parameter block at 2; a per-thread kernel
+// takes uint gid [[thread_position_in_grid]], uint gsize
+// [[threads_per_grid]] (dispatchThreads, any size), a block kernel uint tid
+// [[thread_position_in_threadgroup]], uint group
+// [[threadgroup_position_in_grid]], uint ngroups [[threadgroups_per_grid]]
+// (dispatchThreadgroups with threadsPerThreadgroup = ReduceThreads).
 //
 // Sum, mean, var and prod accumulate in double on CUDA and in float on
-// Metal (which has no double); the tree sums in a different order from
-// kernels/cpu's sequential float64 loop, within the conformance kit's
-// tolerances. Var makes a second pass around the mean, divided by
+// Metal (which has no double); a block's tree sums in a different order
+// from kernels/cpu's sequential float64 loop, within the conformance kit's
+// tolerances (a per-thread CUDA kernel sums in the same order). Var makes a second pass around the mean, divided by
 // count − correction. Max, min, argmax and argmin order (value, index)
 // pairs so the result is exactly kernels/cpu's sequential one in any
 // order: the first NaN if there is one, else the first extreme element;

@@ -91,15 +91,16 @@ func randFused(rng *rand.Rand, op kernels.EOp, rank int) *kernels.Step {
 	return s
 }
 
-// randReduce returns a random reduction of the given kind and input dtype.
-func randReduce(rng *rand.Rand, kind kernels.ReduceKind, dt kernels.DType, rank int) *kernels.Step {
+// randReduce returns a random reduction of the given kind and input dtype
+// over rank axes of extents up to maxExt (the last one always reduced).
+func randReduce(rng *rand.Rand, kind kernels.ReduceKind, dt kernels.DType, rank, maxExt int) *kernels.Step {
 	shape := make([]int, rank)
 	for d := range shape {
-		shape[d] = 1 + rng.IntN(5)
+		shape[d] = 1 + rng.IntN(maxExt)
 	}
 	var axes, oshape []int
 	for d := range shape {
-		if rng.IntN(2) == 0 {
+		if rng.IntN(2) == 0 || d == rank-1 {
 			axes = append(axes, d)
 			oshape = append(oshape, 1)
 		} else {
@@ -121,7 +122,7 @@ func randReduce(rng *rand.Rand, kind kernels.ReduceKind, dt kernels.DType, rank 
 // generatorSteps is the compile checks' seeded random set: every EOp in
 // several programs over ranks 0..6 with every input and output dtype
 // (Wide a quarter of the time), and every reduction kind over every input
-// dtype and ranks 1..5.
+// dtype and ranks 1..5, one thread and one block per output.
 func generatorSteps() []*kernels.Step {
 	rng := rand.New(rand.NewPCG(12, 13))
 	var steps []*kernels.Step
@@ -132,7 +133,8 @@ func generatorSteps() []*kernels.Step {
 	}
 	for _, k := range allKinds {
 		for _, dt := range allDTypes {
-			steps = append(steps, randReduce(rng, k, dt, 1+rng.IntN(5)))
+			steps = append(steps, randReduce(rng, k, dt, 1+rng.IntN(5), 1+rng.IntN(5)))
+			steps = append(steps, randReduce(rng, k, dt, 1+rng.IntN(3), 80)) // a block per output
 		}
 	}
 	return steps
@@ -156,10 +158,11 @@ func (r *recorder) Supports(s *kernels.Step) bool {
 	return false
 }
 
-// kitSteps returns the conformance kit's fused and reduction steps.
-func kitSteps(t *testing.T) []*kernels.Step {
+// kitSteps returns the conformance kit's fused and reduction steps (for
+// the kit's options, e.g. another seed).
+func kitSteps(t *testing.T, opts ...kerneltest.Option) []*kernels.Step {
 	r := &recorder{Backend: cpu.New()}
-	kerneltest.Check(t, r, kerneltest.Only(kernels.OpFused, kernels.OpReduce))
+	kerneltest.Check(t, r, append([]kerneltest.Option{kerneltest.Only(kernels.OpFused, kernels.OpReduce)}, opts...)...)
 	return r.steps
 }
 

@@ -90,12 +90,15 @@ var (
 
 // goldenReductions: argmax over the last axis of bf16 (a softmax's row
 // maximum has the same shape), and an unbiased variance over two axes of
-// a permuted f32 view (group norm's statistics).
+// a permuted f32 view (group norm's statistics), both one thread per
+// output; a sum of 300 f16 elements per output, one block per output.
 func goldenReductions() map[string]*kernels.Step {
 	perm := kernels.View{Slot: 1, DType: kernels.F32, Shape: []int{2, 3, 4}, Strides: []int{1, 8, 2}}
 	return map[string]*kernels.Step{
 		"argmax_bf16": {Op: kernels.OpReduce, Name: "argmax", In: []kernels.View{dense(1, kernels.BF16, 5, 7)},
 			Out: []kernels.View{dense(0, kernels.I64, 5, 1)}, Attr: kernels.ReduceAttr{Kind: kernels.ReduceArgMax, Axes: []int{1}}},
+		"sum_block_f16": {Op: kernels.OpReduce, Name: "sum", In: []kernels.View{dense(1, kernels.F16, 4, 300)},
+			Out: []kernels.View{dense(0, kernels.F16, 4, 1)}, Attr: kernels.ReduceAttr{Kind: kernels.ReduceSum, Axes: []int{1}}},
 		"var_f32": {Op: kernels.OpReduce, Name: "var", In: []kernels.View{perm},
 			Out: []kernels.View{dense(0, kernels.F32, 2, 1, 1)}, Attr: kernels.ReduceAttr{Kind: kernels.ReduceVar, Axes: []int{1, 2}, Correction: 1}},
 	}

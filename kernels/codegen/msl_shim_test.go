@@ -18,9 +18,9 @@ import (
 )
 
 // harness returns the extern "C" entry point fg_run_<name>(bufs, params,
-// n) that runs the kernel of s over the shim: an elementwise kernel as n
-// threads of one grid, a reduction as n threadgroups of ReduceThreads
-// fibers each.
+// n) that runs the kernel of s over the shim: an elementwise or per-thread
+// reduction kernel as n threads of one grid, a block reduction as n
+// threadgroups of ReduceThreads fibers each.
 func harness(s source) string {
 	d := codegen.MSL
 	var b strings.Builder
@@ -41,6 +41,12 @@ func harness(s source) string {
 	case kernels.OpReduce:
 		r, _ := codegen.LowerReduce(s.step, d)
 		k := r.Kernel
+		if k.PerThread {
+			fmt.Fprintf(&b, "extern \"C\" int fg_run_%[1]s(void** bufs, const void* params, unsigned n) {\n"+
+				"  for (unsigned t = 0; t < n; t++) %[1]s((%[2]s*)bufs[0], (const %[3]s*)bufs[1], *(const %[1]s_params*)params, t, n);\n  return 0;\n}\n",
+				s.name, d.TypeName(k.Out.Elem), d.TypeName(k.In.Elem))
+			break
+		}
 		fmt.Fprintf(&b, `struct fg_ctx_%[1]s { void** bufs; const void* params; unsigned group, ngroups; };
 static void fg_body_%[1]s(void* a, unsigned tid) {
   fg_ctx_%[1]s* c = (fg_ctx_%[1]s*)a;
@@ -128,7 +134,7 @@ func (q shimQueue) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.B
 		}
 		name, params = r.Kernel.Name, r.Params()
 		views = append([]kernels.View{s.Out[0]}, s.In...)
-		n = min(r.Outputs, 5) // fewer groups than outputs: the loop over outputs runs
+		n = min(r.Outputs, 5) // fewer threads or groups than outputs: the loop over outputs runs
 	default:
 		return fmt.Errorf("msl-shim: %w: %s", codegen.ErrUnsupported, s.Op)
 	}
@@ -228,6 +234,39 @@ func TestMSLConformance(t *testing.T) {
 	steps := kitSteps(t)
 	srcs, wide := sources(t, codegen.MSL, steps)
 	b := &shimBackend{Backend: cpu.New(), libs: buildShim(t, srcs)}
-	t.Logf("clang compiled %d distinct MSL kernels from the kit's %d fused and reduction steps (%d Wide steps have no MSL)", len(srcs), len(steps), wide)
+	perThread, block := 0, 0
+	for _, s := range srcs {
+		if s.step.Op == kernels.OpReduce {
+			if r, _ := codegen.LowerReduce(s.step, codegen.MSL); r.Kernel.PerThread {
+				perThread++
+			} else {
+				block++
+			}
+		}
+	}
+	if perThread == 0 || block == 0 {
+		t.Errorf("the kit's reductions give %d per-thread and %d block kernels: both must run", perThread, block)
+	}
+	t.Logf("clang compiled %d distinct MSL kernels (%d per-thread and %d block reductions) from the kit's %d fused and reduction steps (%d Wide steps have no MSL)",
+		len(srcs), perThread, block, len(steps), wide)
 	kerneltest.Check(t, b, kerneltest.Only(kernels.OpFused, kernels.OpReduce))
+}
+
+// TestMSLReductionSeeds runs the kit's reductions of four more seeds on
+// the shim: each seed has only a few reductions large enough for the
+// block-per-output kernels, and their tree and barriers need more cases.
+func TestMSLReductionSeeds(t *testing.T) {
+	requireClang(t)
+	var opts [][]kerneltest.Option
+	var steps []*kernels.Step
+	for seed := uint64(2); seed <= 5; seed++ {
+		o := []kerneltest.Option{kerneltest.Seed(seed), kerneltest.Only(kernels.OpReduce)}
+		opts = append(opts, o)
+		steps = append(steps, kitSteps(t, o...)...)
+	}
+	srcs, _ := sources(t, codegen.MSL, steps)
+	b := &shimBackend{Backend: cpu.New(), libs: buildShim(t, srcs)}
+	for _, o := range opts {
+		kerneltest.Check(t, b, o...)
+	}
 }

@@ -9,9 +9,15 @@ import (
 )
 
 // ReduceThreads is the number of threads of a reduction's thread block
-// (CUDA) or threadgroup (Metal): every reduction kernel must be launched
-// with exactly this many, since its block-wide tree is sized for it.
+// (CUDA) or threadgroup (Metal): every block-per-output reduction kernel
+// must be launched with exactly this many, since its block-wide tree is
+// sized for it.
 const ReduceThreads = 256
+
+// PerThreadMaxCount is the largest number of elements per output that a
+// reduction reduces with one thread per output (ReduceKernel.PerThread):
+// below it a block of ReduceThreads would leave most threads idle.
+const PerThreadMaxCount = 64
 
 // ReduceKernel is the lowered form of one OpReduce step: one output element
 // per thread block, whose threads stride over the reduced elements and
@@ -24,6 +30,10 @@ type ReduceKernel struct {
 	RedRank  int  // dimensions indexing one output's reduced elements (coalesced)
 	Acc      Type // accumulator: f64 where the dialect has it, else f32
 	Index32  bool
+	// PerThread: each thread reduces one output alone, in kernels/cpu's
+	// order (chosen when count ≤ PerThreadMaxCount); else one block of
+	// ReduceThreads per output.
+	PerThread bool
 	// Load converts the raw input element (operand 1) to Acc.
 	Load *Node
 	// Store is the value written to the output element: a function of r0
@@ -43,8 +53,8 @@ func reduceName(k kernels.ReduceKind) string {
 // String renders the kernel in the neutral text form, the input of its
 // name hash.
 func (k *ReduceKernel) String() string {
-	return fmt.Sprintf("reduce %s kept=%d red=%d acc=%s index32=%t\nin %s %s\nout %s %s\nload %s\nstore %s\n",
-		reduceName(k.Kind), k.KeptRank, k.RedRank, k.Acc, k.Index32, k.In.DTypeN, k.In.Elem, k.Out.DTypeN, k.Out.Elem, k.Load, k.Store)
+	return fmt.Sprintf("reduce %s kept=%d red=%d acc=%s index32=%t perthread=%t\nin %s %s\nout %s %s\nload %s\nstore %s\n",
+		reduceName(k.Kind), k.KeptRank, k.RedRank, k.Acc, k.Index32, k.PerThread, k.In.DTypeN, k.In.Elem, k.Out.DTypeN, k.Out.Elem, k.Load, k.Store)
 }
 
 // Reduction is an OpReduce step lowered for launch.
@@ -98,14 +108,15 @@ func LowerReduce(s *kernels.Step, d Dialect) (*Reduction, error) {
 		acc = TF64
 	}
 	k := &ReduceKernel{
-		Kind:     attr.Kind,
-		In:       Operand{Elem: storageType(in.DType), DTypeN: in.DType.String(), Access: Strided},
-		Out:      Operand{Elem: storageType(out.DType), DTypeN: out.DType.String(), Access: Linear},
-		KeptRank: len(kShape),
-		RedRank:  len(rShape),
-		Acc:      acc,
-		Index32:  fitsIndex32([]kernels.View{in, out}) && count < 1<<31,
-		Load:     loadAs(1, in.DType, acc),
+		Kind:      attr.Kind,
+		In:        Operand{Elem: storageType(in.DType), DTypeN: in.DType.String(), Access: Strided},
+		Out:       Operand{Elem: storageType(out.DType), DTypeN: out.DType.String(), Access: Linear},
+		KeptRank:  len(kShape),
+		RedRank:   len(rShape),
+		Acc:       acc,
+		Index32:   fitsIndex32([]kernels.View{in, out}) && count < 1<<31,
+		PerThread: count <= PerThreadMaxCount,
+		Load:      loadAs(1, in.DType, acc),
 	}
 	switch attr.Kind {
 	case kernels.ReduceArgMax, kernels.ReduceArgMin:
@@ -173,15 +184,23 @@ func (k *ReduceKernel) Source(d Dialect) (string, error) {
 	}
 	sel := selects(k.Kind)
 	zero, one := p.d.literal(litF(k.Acc, 0)), p.d.literal(litF(k.Acc, 1))
-	w("  %s %s sh_v[%d];\n", shared, acc, ReduceThreads)
-	if sel {
-		w("  %s %s sh_i[%d];\n", shared, i64, ReduceThreads)
-	}
-	if cu {
-		w("  const unsigned int tid = threadIdx.x;\n")
-		w("  for (%s o = blockIdx.x; o < p.n_out; o += gridDim.x) {\n", i64)
-	} else {
-		w("  for (%s o = group; o < p.n_out; o += ngroups) {\n", i64)
+	pt := k.PerThread
+	switch {
+	case pt && cu:
+		w("  for (%s o = (%s)blockIdx.x * blockDim.x + threadIdx.x; o < p.n_out; o += (%s)blockDim.x * gridDim.x) {\n", i64, i64, i64)
+	case pt:
+		w("  for (%s o = gid; o < p.n_out; o += gsize) {\n", i64)
+	default:
+		w("  %s %s sh_v[%d];\n", shared, acc, ReduceThreads)
+		if sel {
+			w("  %s %s sh_i[%d];\n", shared, i64, ReduceThreads)
+		}
+		if cu {
+			w("  const unsigned int tid = threadIdx.x;\n")
+			w("  for (%s o = blockIdx.x; o < p.n_out; o += gridDim.x) {\n", i64)
+		} else {
+			w("  for (%s o = group; o < p.n_out; o += ngroups) {\n", i64)
+		}
 	}
 	w("    %s base = (%s)p.in_off;\n", idx, idx)
 	if k.KeptRank > 0 {
@@ -192,10 +211,14 @@ func (k *ReduceKernel) Source(d Dialect) (string, error) {
 		w("    base += q * (%s)p.kstride[0];\n", idx)
 	}
 	w("    const %s count = (%s)p.count;\n", idx, idx)
-	// The per-thread pass over elements tid, tid+T, ...: ix1 is the
-	// element's index, r its position among the reduced elements.
+	// The pass over elements tid, tid+T, ... (0, 1, ... per thread): ix1
+	// is the element's index, r its position among the reduced elements.
 	pass := func(bodyLines ...string) {
-		w("    for (%s r = tid; r < count; r += %d) {\n", idx, ReduceThreads)
+		if pt {
+			w("    for (%s r = 0; r < count; r++) {\n", idx)
+		} else {
+			w("    for (%s r = tid; r < count; r += %d) {\n", idx, ReduceThreads)
+		}
 		if k.RedRank > 0 {
 			w("      %s ix1 = base;\n", idx)
 			if k.RedRank > 1 {
@@ -218,10 +241,26 @@ func (k *ReduceKernel) Source(d Dialect) (string, error) {
 	}
 	// tree combines sh_v (and sh_i) across the block into element 0.
 	tree := func(combine string) {
+		if pt {
+			return
+		}
 		w("    %s;\n", barrier)
 		w("    for (unsigned int s = %d; s > 0; s >>= 1) {\n", ReduceThreads/2)
 		w("      if (tid < s) { %s }\n", combine)
 		w("      %s;\n    }\n", barrier)
+	}
+	// share publishes a thread's partial result for the tree; result is
+	// the combined one.
+	share := func(v string) {
+		if !pt {
+			w("    sh_v[tid] = %s;\n", v)
+		}
+	}
+	result := func(v string) string {
+		if pt {
+			return v
+		}
+		return "sh_v[0]"
 	}
 	helper := ""
 	switch {
@@ -245,43 +284,55 @@ func (k *ReduceKernel) Source(d Dialect) (string, error) {
 `, k.Name, qual, acc, i64, cmpOp)
 		w("    %s best = %s;\n    %s bi = -1;\n", acc, zero, i64)
 		pass(fmt.Sprintf("if (fg_better_%s(x, (%s)r, best, bi)) { best = x; bi = (%s)r; }", k.Name, i64, i64))
-		w("    sh_v[tid] = best;\n    sh_i[tid] = bi;\n")
+		if !pt {
+			w("    sh_v[tid] = best;\n    sh_i[tid] = bi;\n")
+		}
 		tree(fmt.Sprintf("if (fg_better_%s(sh_v[tid + s], sh_i[tid + s], sh_v[tid], sh_i[tid])) { sh_v[tid] = sh_v[tid + s]; sh_i[tid] = sh_i[tid + s]; }", k.Name))
 		used := map[int]bool{}
 		regsOf(k.Store, used)
+		v, i := "sh_v[0]", "sh_i[0]"
+		if pt {
+			v, i = "best", "bi"
+		}
 		if used[0] {
-			w("    %s r0 = sh_v[0];\n", acc)
+			w("    %s r0 = %s;\n", acc, v)
 		}
 		if used[1] {
-			w("    %s r1 = sh_i[0] < 0 ? 0 : sh_i[0];\n", i64)
+			w("    %s r1 = %s < 0 ? 0 : %s;\n", i64, i, i)
 		}
 	case k.Kind == kernels.ReduceProd:
 		w("    %s a = %s;\n", acc, one)
 		pass("a *= x;")
-		w("    sh_v[tid] = a;\n")
+		share("a")
 		tree("sh_v[tid] *= sh_v[tid + s];")
-		w("    %s r0 = sh_v[0];\n", acc)
+		w("    %s r0 = %s;\n", acc, result("a"))
 	default: // sum, mean, var
 		w("    %s a = %s;\n", acc, zero)
 		pass("a += x;")
-		w("    sh_v[tid] = a;\n")
+		share("a")
 		tree("sh_v[tid] += sh_v[tid + s];")
-		w("    %s r0 = sh_v[0];\n", acc)
+		w("    %s r0 = %s;\n", acc, result("a"))
 		if k.Kind == kernels.ReduceMean || k.Kind == kernels.ReduceVar {
 			w("    r0 = r0 / (%s)p.count;\n", acc)
 		}
 		if k.Kind == kernels.ReduceVar {
 			// Second pass around the mean, as kernels/cpu does for accuracy.
-			w("    %s;\n", barrier)
+			if !pt {
+				w("    %s;\n", barrier)
+			}
 			w("    const %s mean = r0;\n    a = %s;\n", acc, zero)
 			pass("const "+acc+" dx = x - mean;", "a += dx * dx;")
-			w("    sh_v[tid] = a;\n")
+			share("a")
 			tree("sh_v[tid] += sh_v[tid + s];")
-			w("    r0 = sh_v[0] / (%s)(p.count - p.correction);\n", acc)
+			w("    r0 = %s / (%s)(p.count - p.correction);\n", result("a"), acc)
 		}
 	}
-	w("    if (tid == 0) out[p.out_off + o] = %s;\n", p.expr(k.Store))
-	w("    %s;\n  }\n}\n", barrier) // sh_v[0] is read by all before the next output reuses it
+	if pt {
+		w("    out[p.out_off + o] = %s;\n  }\n}\n", p.expr(k.Store))
+	} else {
+		w("    if (tid == 0) out[p.out_off + o] = %s;\n", p.expr(k.Store))
+		w("    %s;\n  }\n}\n", barrier) // sh_v[0] is read by all before the next output reuses it
+	}
 	if p.err != nil {
 		return "", fmt.Errorf("codegen: printing %s as %s: %w", k.Name, d, p.err)
 	}
@@ -299,10 +350,16 @@ func (k *ReduceKernel) Source(d Dialect) (string, error) {
 	}
 	src.WriteString("};\n")
 	outT, inT := d.typeName(k.Out.Elem), d.typeName(k.In.Elem)
-	if cu {
+	switch {
+	case pt && cu:
+		fmt.Fprintf(&src, "extern \"C\" __global__ void %s(\n    %s* out,\n    const %s* in0,\n    const %s_params p) {\n", k.Name, outT, inT, k.Name)
+	case pt:
+		fmt.Fprintf(&src, "kernel void %s(\n    device %s* out [[buffer(0)]],\n    device const %s* in0 [[buffer(1)]],\n    constant %s_params& p [[buffer(2)]],\n"+
+			"    uint gid [[thread_position_in_grid]],\n    uint gsize [[threads_per_grid]]) {\n", k.Name, outT, inT, k.Name)
+	case cu:
 		fmt.Fprintf(&src, "extern \"C\" __global__ void __launch_bounds__(%d) %s(\n    %s* out,\n    const %s* in0,\n    const %s_params p) {\n",
 			ReduceThreads, k.Name, outT, inT, k.Name)
-	} else {
+	default:
 		fmt.Fprintf(&src, "kernel void %s(\n    device %s* out [[buffer(0)]],\n    device const %s* in0 [[buffer(1)]],\n    constant %s_params& p [[buffer(2)]],\n"+
 			"    uint tid [[thread_position_in_threadgroup]],\n    uint group [[threadgroup_position_in_grid]],\n    uint ngroups [[threadgroups_per_grid]]) {\n",
 			k.Name, outT, inT, k.Name)

@@ -4,15 +4,15 @@
 // fg_bf2f widens bfloat16 bits to float (exact).
 static __device__ __forceinline__ float fg_bf2f(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }
 #endif
-// fg_better_fg_red_828720c8c12169b4 reports whether (x, xi) beats (b, bi) in this reduction's order.
-static __device__ __forceinline__ bool fg_better_fg_red_828720c8c12169b4(double x, long long xi, double b, long long bi) {
+// fg_better_fg_red_dc1eb575c9301214 reports whether (x, xi) beats (b, bi) in this reduction's order.
+static __device__ __forceinline__ bool fg_better_fg_red_dc1eb575c9301214(double x, long long xi, double b, long long bi) {
   if (xi < 0) return false;
   if (bi < 0) return true;
   if (b != b) return x != x && xi < bi;
   if (x != x) return true;
   return x > b || (x == b && xi < bi);
 }
-struct fg_red_828720c8c12169b4_params {
+struct fg_red_dc1eb575c9301214_params {
   long long n_out;
   long long count;
   long long correction;
@@ -23,35 +23,24 @@ struct fg_red_828720c8c12169b4_params {
   long long rshape[1];
   long long rstride[1];
 };
-extern "C" __global__ void __launch_bounds__(256) fg_red_828720c8c12169b4(
+extern "C" __global__ void fg_red_dc1eb575c9301214(
     long long* out,
     const unsigned short* in0,
-    const fg_red_828720c8c12169b4_params p) {
-  __shared__ double sh_v[256];
-  __shared__ long long sh_i[256];
-  const unsigned int tid = threadIdx.x;
-  for (long long o = blockIdx.x; o < p.n_out; o += gridDim.x) {
+    const fg_red_dc1eb575c9301214_params p) {
+  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < p.n_out; o += (long long)blockDim.x * gridDim.x) {
     unsigned int base = (unsigned int)p.in_off;
     unsigned int q = (unsigned int)o;
     base += q * (unsigned int)p.kstride[0];
     const unsigned int count = (unsigned int)p.count;
     double best = 0.0;
     long long bi = -1;
-    for (unsigned int r = tid; r < count; r += 256) {
+    for (unsigned int r = 0; r < count; r++) {
       unsigned int ix1 = base;
       ix1 += r * (unsigned int)p.rstride[0];
       const double x = ((double)fg_bf2f(in0[ix1]));
-      if (fg_better_fg_red_828720c8c12169b4(x, (long long)r, best, bi)) { best = x; bi = (long long)r; }
+      if (fg_better_fg_red_dc1eb575c9301214(x, (long long)r, best, bi)) { best = x; bi = (long long)r; }
     }
-    sh_v[tid] = best;
-    sh_i[tid] = bi;
-    __syncthreads();
-    for (unsigned int s = 128; s > 0; s >>= 1) {
-      if (tid < s) { if (fg_better_fg_red_828720c8c12169b4(sh_v[tid + s], sh_i[tid + s], sh_v[tid], sh_i[tid])) { sh_v[tid] = sh_v[tid + s]; sh_i[tid] = sh_i[tid + s]; } }
-      __syncthreads();
-    }
-    long long r1 = sh_i[0] < 0 ? 0 : sh_i[0];
-    if (tid == 0) out[p.out_off + o] = r1;
-    __syncthreads();
+    long long r1 = bi < 0 ? 0 : bi;
+    out[p.out_off + o] = r1;
   }
 }

@@ -6,15 +6,15 @@ using namespace metal;
 // fg_bf2f widens bfloat16 bits to float (exact).
 static inline float fg_bf2f(unsigned short b) { return as_type<float>((unsigned int)b << 16); }
 #endif
-// fg_better_fg_red_9d2296769225aea5 reports whether (x, xi) beats (b, bi) in this reduction's order.
-static inline bool fg_better_fg_red_9d2296769225aea5(float x, long xi, float b, long bi) {
+// fg_better_fg_red_0e6e6eb4641271f5 reports whether (x, xi) beats (b, bi) in this reduction's order.
+static inline bool fg_better_fg_red_0e6e6eb4641271f5(float x, long xi, float b, long bi) {
   if (xi < 0) return false;
   if (bi < 0) return true;
   if (b != b) return x != x && xi < bi;
   if (x != x) return true;
   return x > b || (x == b && xi < bi);
 }
-struct fg_red_9d2296769225aea5_params {
+struct fg_red_0e6e6eb4641271f5_params {
   long n_out;
   long count;
   long correction;
@@ -25,37 +25,26 @@ struct fg_red_9d2296769225aea5_params {
   long rshape[1];
   long rstride[1];
 };
-kernel void fg_red_9d2296769225aea5(
+kernel void fg_red_0e6e6eb4641271f5(
     device long* out [[buffer(0)]],
     device const ushort* in0 [[buffer(1)]],
-    constant fg_red_9d2296769225aea5_params& p [[buffer(2)]],
-    uint tid [[thread_position_in_threadgroup]],
-    uint group [[threadgroup_position_in_grid]],
-    uint ngroups [[threadgroups_per_grid]]) {
-  threadgroup float sh_v[256];
-  threadgroup long sh_i[256];
-  for (long o = group; o < p.n_out; o += ngroups) {
+    constant fg_red_0e6e6eb4641271f5_params& p [[buffer(2)]],
+    uint gid [[thread_position_in_grid]],
+    uint gsize [[threads_per_grid]]) {
+  for (long o = gid; o < p.n_out; o += gsize) {
     uint base = (uint)p.in_off;
     uint q = (uint)o;
     base += q * (uint)p.kstride[0];
     const uint count = (uint)p.count;
     float best = 0.0f;
     long bi = -1;
-    for (uint r = tid; r < count; r += 256) {
+    for (uint r = 0; r < count; r++) {
       uint ix1 = base;
       ix1 += r * (uint)p.rstride[0];
       const float x = fg_bf2f(in0[ix1]);
-      if (fg_better_fg_red_9d2296769225aea5(x, (long)r, best, bi)) { best = x; bi = (long)r; }
+      if (fg_better_fg_red_0e6e6eb4641271f5(x, (long)r, best, bi)) { best = x; bi = (long)r; }
     }
-    sh_v[tid] = best;
-    sh_i[tid] = bi;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (unsigned int s = 128; s > 0; s >>= 1) {
-      if (tid < s) { if (fg_better_fg_red_9d2296769225aea5(sh_v[tid + s], sh_i[tid + s], sh_v[tid], sh_i[tid])) { sh_v[tid] = sh_v[tid + s]; sh_i[tid] = sh_i[tid + s]; } }
-      threadgroup_barrier(mem_flags::mem_threadgroup);
-    }
-    long r1 = sh_i[0] < 0 ? 0 : sh_i[0];
-    if (tid == 0) out[p.out_off + o] = r1;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+    long r1 = bi < 0 ? 0 : bi;
+    out[p.out_off + o] = r1;
   }
 }
