@@ -3,12 +3,13 @@ package nvrtc
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/tensorforge/forge/kernels/cuda/internal/dl"
 )
 
 // Library is a loaded NVRTC. Its methods are safe for concurrent use: each
@@ -28,57 +29,34 @@ type Library struct {
 	log           func(prog uintptr, buf *byte) int32
 }
 
-// candidates are the names Open tries, in order: the override alone when
-// set (a wrong override fails rather than silently loading another copy),
-// else the sonames through the dynamic loader, then in the CUDA toolkit's
-// usual folders, which the loader is often not told about.
-func candidates() []string {
-	if p := os.Getenv(EnvVar); p != "" {
-		return []string{p}
+// librarySpec says where NVRTC is looked for (see the package
+// documentation).
+func librarySpec() dl.Spec {
+	dirs := []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"}
+	if runtime.GOARCH == "arm64" {
+		dirs = []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/sbsa-linux/lib"}
 	}
-	names := []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}
-	out := append([]string(nil), names...)
-	for _, dir := range []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib"} {
-		for _, n := range names {
-			out = append(out, dir+"/"+n)
-		}
-	}
-	return out
+	return dl.Spec{Env: EnvVar, Names: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}, Dirs: dirs}
 }
 
 // Open loads NVRTC: $FORGE_NVRTC if set, else the first of the usual names
 // that loads. The error lists what was tried and why each failed.
-func Open() (*Library, error) {
-	var reasons []string
-	for _, c := range candidates() {
-		l, err := OpenPath(c)
-		if err == nil {
-			return l, nil
-		}
-		reasons = append(reasons, err.Error())
-	}
-	return nil, fmt.Errorf("%w: %s", ErrNotFound, strings.Join(reasons, "; "))
-}
+func Open() (*Library, error) { return open(librarySpec()) }
 
 // OpenPath loads NVRTC from one file name or path.
-func OpenPath(name string) (*Library, error) {
-	if runtime.GOOS != "linux" {
-		return nil, fmt.Errorf("%s: NVRTC is loaded on linux only, not %s", name, runtime.GOOS)
-	}
-	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+func OpenPath(name string) (*Library, error) { return open(dl.Spec{Names: []string{name}}) }
+
+func open(spec dl.Spec) (*Library, error) {
+	lib, err := dl.Open(spec)
 	if err != nil {
-		return nil, err // the loader's message names the file
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
-	l, err := bind(name, h)
-	if err != nil {
-		_ = purego.Dlclose(h)
-	}
-	return l, err
+	return bind(lib)
 }
 
 // bind resolves the entry points used here and reads the version.
-func bind(path string, h uintptr) (*Library, error) {
-	l := &Library{path: path}
+func bind(lib *dl.Library) (*Library, error) {
+	l := &Library{path: lib.Path}
 	syms := []struct {
 		fn  any
 		sym string
@@ -94,15 +72,15 @@ func bind(path string, h uintptr) (*Library, error) {
 		{&l.log, "nvrtcGetProgramLog"},
 	}
 	for _, s := range syms {
-		addr, err := purego.Dlsym(h, s.sym)
+		addr, _, err := lib.Sym(s.sym)
 		if err != nil {
-			return nil, fmt.Errorf("%s: missing %s: %w", path, s.sym, err)
+			return nil, fmt.Errorf("nvrtc: %w", err)
 		}
 		purego.RegisterFunc(s.fn, addr)
 	}
 	var maj, mnr int32
 	if r := l.version(&maj, &mnr); r != 0 {
-		return nil, fmt.Errorf("%s: nvrtcVersion: %s", path, l.status(r))
+		return nil, fmt.Errorf("nvrtc: %s: nvrtcVersion: %s", lib.Path, l.status(r))
 	}
 	l.major, l.minor = int(maj), int(mnr)
 	return l, nil

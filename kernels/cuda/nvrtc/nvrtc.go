@@ -7,8 +7,9 @@ import (
 	"sync"
 )
 
-// ErrNotFound is wrapped by Open's error when no NVRTC library loads.
-var ErrNotFound = errors.New("nvrtc: library not found")
+// ErrNotFound is wrapped by Open's error when no NVRTC library loads (as is
+// the loader's own error, which lists what was tried).
+var ErrNotFound = errors.New("libnvrtc not found")
 
 // EnvVar names the environment variable that overrides the library's name
 // or path.
