@@ -80,7 +80,7 @@ func TestFlag(t *testing.T) {
 		t.Fatalf("--device cpu parsed as %q, %v", *v, err)
 	}
 	u := fs.Lookup("device").Usage
-	for _, m := range []string{"cpu, cuda, metal or auto", "nodriver, cpu, auto", "$" + EnvVar} {
+	for _, m := range []string{"cpu, cuda, metal or auto", "nodriver, cuda, cpu, auto", "$" + EnvVar} {
 		if !strings.Contains(u, m) {
 			t.Errorf("usage %q does not say %q", u, m)
 		}

@@ -7,14 +7,16 @@
 //
 //	b, err := kernels.Open("auto", kernels.Options{})
 //
-// Today that is kernels/cpu only. The GPU backends, kernels/cuda and
-// kernels/metal, are added here as blank imports when they are written
-// (behind a build tag or a GOOS file where their platform demands it), so
-// that every command offers them at once. Library packages never import
+// The CPU backend is always there. The CUDA backend is pure Go (the driver,
+// NVRTC and cuBLASLt are loaded at run time through purego), so it is
+// compiled in everywhere and reports itself unavailable, with the reason,
+// where there is no NVIDIA driver or GPU. Library packages never import
 // this package: which backends a binary carries is the program's choice.
 package backends
 
 import (
 	// The CPU backend: always available, the correctness oracle.
 	_ "github.com/tensorforge/forge/kernels/cpu"
+	// The NVIDIA backend: available where libcuda, a GPU and NVRTC are.
+	_ "github.com/tensorforge/forge/kernels/cuda"
 )

@@ -52,7 +52,7 @@ func TestLibrarySearchOrder(t *testing.T) {
 
 func TestLoadMissing(t *testing.T) {
 	_, err := load(dl.Spec{Names: []string{"libforge-no-cublaslt.so.99"}})
-	if !errors.Is(err, ErrNotFound) || !strings.HasPrefix(err.Error(), "libcublasLt not found: tried libforge-no-cublaslt.so.99: ") {
+	if !errors.Is(err, ErrNotFound) || err.Error() != "libcublasLt not found: tried libforge-no-cublaslt.so.99 (none exists)" {
 		t.Errorf("error %v", err)
 	}
 }

@@ -127,10 +127,10 @@ func TestLoadWithoutDriver(t *testing.T) {
 	}{
 		{"nothing on the search path", "",
 			dl.Spec{Env: "FORGE_TEST_LIBCUDA", Names: []string{"libforge-missing.so.1"}, Dirs: []string{dir}},
-			"libcuda.so.1 not found: tried libforge-missing.so.1, " + filepath.Join(dir, "libforge-missing.so.1") + ": "},
+			"libcuda.so.1 not found: tried libforge-missing.so.1, " + filepath.Join(dir, "libforge-missing.so.1") + " (none exists)"},
 		{"override names a missing file", filepath.Join(dir, "nope.so"),
 			dl.Spec{Env: "FORGE_TEST_LIBCUDA", Names: []string{"libcuda.so.1"}},
-			"libcuda.so.1 not found: FORGE_TEST_LIBCUDA=" + filepath.Join(dir, "nope.so") + ": "},
+			"libcuda.so.1 not found: FORGE_TEST_LIBCUDA=" + filepath.Join(dir, "nope.so") + " (none exists)"},
 		{"override names a file that is no library", garbage,
 			dl.Spec{Env: "FORGE_TEST_LIBCUDA", Names: []string{"libcuda.so.1"}},
 			"libcuda.so.1 not found: FORGE_TEST_LIBCUDA=" + garbage + ": "},

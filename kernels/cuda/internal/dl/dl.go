@@ -23,7 +23,12 @@ var ErrNotFound = errors.New("shared library not found")
 // notFound is Open's error: what was tried and why each failed.
 type notFound struct{ how, reasons string }
 
-func (e *notFound) Error() string { return e.how + ": " + e.reasons }
+func (e *notFound) Error() string {
+	if e.reasons == "" {
+		return e.how + " (none exists)"
+	}
+	return e.how + ": " + e.reasons
+}
 func (e *notFound) Unwrap() error { return ErrNotFound }
 
 // Spec says where to look for one library.
@@ -74,7 +79,11 @@ func Open(s Spec) (*Library, error) {
 		if err == nil {
 			return &Library{Path: c, handle: h}, nil
 		}
-		reasons = append(reasons, err.Error())
+		// A candidate that is simply absent says nothing the list of
+		// candidates does not; a present one that fails to load does.
+		if !strings.Contains(err.Error(), "No such file or directory") {
+			reasons = append(reasons, err.Error())
+		}
 	}
 	how := "tried " + strings.Join(cands, ", ")
 	if s.Env != "" && len(cands) == 1 && os.Getenv(s.Env) != "" {

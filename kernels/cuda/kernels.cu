@@ -1,0 +1,673 @@
+// Forge's hand-written CUDA kernels: the fixed ops of kernels/ops.go that
+// the fused-expression generator does not cover. Compiled once per process
+// by NVRTC (no headers: the source stands alone, so NVRTC 11.x and 13.x
+// compile it alike). Every kernel reads dense row-major operands unless its
+// comment says otherwise; the backend passes pointers already advanced by
+// each view's offset. Kernels that validate data (indices, positions) set
+// the queue's error word instead of writing out of bounds; the backend
+// reports it at the next Read or Sync.
+
+typedef long long i64;
+typedef unsigned char u8;
+typedef signed char i8;
+
+#define FINF __int_as_float(0x7f800000)
+
+// fail records the first error code of a queue.
+__device__ __forceinline__ void fail(int* err, int code) { atomicCAS(err, 0, code); }
+
+__device__ __forceinline__ i64 index_at(const void* p, int is64, i64 i) {
+	return is64 ? ((const i64*)p)[i] : (i64)((const int*)p)[i];
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ double warp_sum_d(double v) {
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+// block_sum_d sums v over the block (blockDim.x a multiple of 32, ≤ 1024);
+// every thread gets the total. scratch holds 32 doubles.
+__device__ double block_sum_d(double v, double* scratch) {
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+	v = warp_sum_d(v);
+	__syncthreads();
+	if (lane == 0) scratch[warp] = v;
+	__syncthreads();
+	double t = lane < nw ? scratch[lane] : 0.0;
+	t = warp_sum_d(t);
+	return t;
+}
+
+__device__ float block_max(float v, float* scratch) {
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+	v = warp_max(v);
+	__syncthreads();
+	if (lane == 0) scratch[warp] = v;
+	__syncthreads();
+	float t = lane < nw ? scratch[lane] : -FINF;
+	return warp_max(t);
+}
+
+// ---------------------------------------------------------------------------
+// Normalisation
+
+// forge_softmax: rows of n elements spaced inner apart, row r = (o, i) at
+// o*n*inner + i. One block per row. NaN anywhere gives NaN, as the CPU.
+extern "C" __global__ void forge_softmax(const float* x, float* y, i64 rows, int n, int inner, int logForm) {
+	__shared__ double sd[32];
+	__shared__ float sf[32];
+	i64 r = blockIdx.x + (i64)blockIdx.y * gridDim.x;
+	if (r >= rows) return;
+	i64 o = r / inner, in = r % inner;
+	const float* xr = x + o * (i64)n * inner + in;
+	float* yr = y + o * (i64)n * inner + in;
+	float m = -FINF;
+	int nan = 0;
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		float v = xr[(i64)j * inner];
+		nan |= v != v;
+		m = fmaxf(m, v);
+	}
+	nan = __syncthreads_or(nan);
+	m = block_max(m, sf);
+	double s = 0;
+	for (int j = threadIdx.x; j < n; j += blockDim.x) s += (double)__expf(xr[(i64)j * inner] - m);
+	s = block_sum_d(s, sd);
+	float nanv = __int_as_float(0x7fc00000);
+	if (logForm) {
+		float ls = m + (float)log(s);
+		for (int j = threadIdx.x; j < n; j += blockDim.x) yr[(i64)j * inner] = nan ? nanv : xr[(i64)j * inner] - ls;
+	} else {
+		float inv = (float)(1.0 / s);
+		for (int j = threadIdx.x; j < n; j += blockDim.x) yr[(i64)j * inner] = nan ? nanv : __expf(xr[(i64)j * inner] - m) * inv;
+	}
+}
+
+// forge_layer_norm: rows of n elements; weight and bias of n (or null).
+extern "C" __global__ void forge_layer_norm(const float* x, const float* w, const float* b, float* y, i64 rows, int n, float eps) {
+	__shared__ double sd[32];
+	i64 r = blockIdx.x + (i64)blockIdx.y * gridDim.x;
+	if (r >= rows) return;
+	const float* xr = x + r * n;
+	float* yr = y + r * n;
+	double s = 0;
+	for (int j = threadIdx.x; j < n; j += blockDim.x) s += xr[j];
+	double mean = block_sum_d(s, sd) / n;
+	double ss = 0;
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		double d = xr[j] - mean;
+		ss += d * d;
+	}
+	double var = block_sum_d(ss, sd) / n;
+	float inv = (float)(1.0 / sqrt(var + (double)eps));
+	float mf = (float)mean;
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		float v = (xr[j] - mf) * inv;
+		if (w) v *= w[j];
+		if (b) v += b[j];
+		yr[j] = v;
+	}
+}
+
+// forge_group_norm: x [N, C, L] (L the product of the trailing axes); one
+// block per (n, group); weight and bias per channel (or null).
+extern "C" __global__ void forge_group_norm(const float* x, const float* w, const float* b, float* y, int N, int C, i64 L, int G, float eps) {
+	__shared__ double sd[32];
+	int n = blockIdx.x / G, g = blockIdx.x % G;
+	if (n >= N) return;
+	int cg = C / G;
+	i64 size = (i64)cg * L;
+	i64 base = ((i64)n * C + (i64)g * cg) * L;
+	double s = 0;
+	for (i64 j = threadIdx.x; j < size; j += blockDim.x) s += x[base + j];
+	double mean = block_sum_d(s, sd) / size;
+	double ss = 0;
+	for (i64 j = threadIdx.x; j < size; j += blockDim.x) {
+		double d = x[base + j] - mean;
+		ss += d * d;
+	}
+	double var = block_sum_d(ss, sd) / size;
+	float inv = (float)(1.0 / sqrt(var + (double)eps));
+	float mf = (float)mean;
+	for (i64 j = threadIdx.x; j < size; j += blockDim.x) {
+		int c = g * cg + (int)(j / L);
+		float v = (x[base + j] - mf) * inv;
+		if (w) v *= w[c];
+		if (b) v += b[c];
+		y[base + j] = v;
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Attention
+
+// AttnArgs describes softmax(q·kᵀ + mask)·v over batched strided matrices:
+// q [n, d], k [s, d], v [s, dv] per batch element, out [n, dv] dense, mask
+// [n, s] (optional) shared by the batch. Batch coordinates come from up to
+// four batch axes; each operand has its own (possibly zero) batch strides.
+// Field order keeps the 8-byte fields first so the Go side lays it out
+// without padding.
+struct AttnArgs {
+	const float* q;
+	const float* k;
+	const float* v;
+	const float* mask;
+	float* o;
+	i64 qb[4], kb[4], vb[4], ob[4];
+	i64 qr, qc, kr, kc, vr, vc, mr, mc;
+	int bshape[4];
+	int n, s, d, dv;
+	int nb, pad;
+};
+
+#define ATT_WARPS 4
+#define ATT_TILE 32
+#define ATT_MAXD 128
+
+// forge_attention: grid (ceil(n/ATT_WARPS), batch), ATT_WARPS warps per
+// block, one query row per warp. Keys and values stream through shared
+// memory 32 at a time; each lane scores one key of the tile, the warp keeps
+// a running max and sum (online softmax), and lane l accumulates output
+// columns l, l+32, … The score matrix never leaves the chip.
+extern "C" __global__ void forge_attention(AttnArgs a) {
+	__shared__ float ks[ATT_TILE][ATT_MAXD + 1];
+	__shared__ float vs[ATT_TILE][ATT_MAXD + 1];
+	__shared__ float qs[ATT_WARPS][ATT_MAXD];
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int row = blockIdx.x * ATT_WARPS + warp;
+	i64 bi = blockIdx.y;
+	i64 qo = 0, ko = 0, vo = 0, oo = 0;
+	for (int t = a.nb - 1; t >= 0; t--) {
+		i64 c = bi % a.bshape[t];
+		bi /= a.bshape[t];
+		qo += c * a.qb[t];
+		ko += c * a.kb[t];
+		vo += c * a.vb[t];
+		oo += c * a.ob[t];
+	}
+	bool active = row < a.n;
+	if (active)
+		for (int c = lane; c < a.d; c += 32) qs[warp][c] = a.q[qo + row * a.qr + c * a.qc];
+	float acc[ATT_MAXD / 32];
+	for (int t = 0; t < ATT_MAXD / 32; t++) acc[t] = 0;
+	float m = -FINF, l = 0;
+	for (int k0 = 0; k0 < a.s; k0 += ATT_TILE) {
+		__syncthreads();
+		int tk = min(ATT_TILE, a.s - k0);
+		for (int e = threadIdx.x; e < ATT_TILE * a.d; e += blockDim.x) {
+			int j = e / a.d, c = e % a.d;
+			ks[j][c] = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+		}
+		for (int e = threadIdx.x; e < ATT_TILE * a.dv; e += blockDim.x) {
+			int j = e / a.dv, c = e % a.dv;
+			vs[j][c] = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+		}
+		__syncthreads();
+		if (!active) continue;
+		float sc = -FINF;
+		if (lane < tk) {
+			float dot = 0;
+			for (int c = 0; c < a.d; c++) dot = fmaf(qs[warp][c], ks[lane][c], dot);
+			if (a.mask) dot += a.mask[row * a.mr + (i64)(k0 + lane) * a.mc];
+			sc = dot;
+		}
+		float mt = warp_max(sc);
+		float mn = fmaxf(m, mt);
+		if (mn == -FINF) continue; // nothing but −∞ so far
+		float p = lane < tk ? __expf(sc - mn) : 0.f;
+		float corr = __expf(m - mn);
+		l = l * corr + warp_sum(p);
+		for (int t = 0; t < ATT_MAXD / 32; t++) acc[t] *= corr;
+		for (int j = 0; j < tk; j++) {
+			float pj = __shfl_sync(0xffffffffu, p, j);
+			for (int t = 0; t < ATT_MAXD / 32; t++) {
+				int c = lane + 32 * t;
+				if (c < a.dv) acc[t] = fmaf(pj, vs[j][c], acc[t]);
+			}
+		}
+		m = mn;
+	}
+	if (!active) return;
+	float inv = 1.f / l;
+	for (int t = 0; t < ATT_MAXD / 32; t++) {
+		int c = lane + 32 * t;
+		if (c < a.dv) a.o[oo + (i64)row * a.dv + c] = acc[t] * inv;
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Weight-only int8 products
+
+// forge_linear_q: y [M, N] = x [M, K] · ((w [N, K] − zero)·scale)ᵀ, w bytes
+// (signed when isSigned), scale and zero one value each. One warp per
+// output column; the weight row streams once for up to 8 rows of x.
+extern "C" __global__ void forge_linear_q(const float* x, const void* w, const float* scale, const void* zero, float* y, int M, int N, int K, int isSigned) {
+	int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+	if (warp >= N) return;
+	float sc = scale[0];
+	float z = isSigned ? (float)((const i8*)zero)[0] : (float)((const u8*)zero)[0];
+	const u8* wu = (const u8*)w + (i64)warp * K;
+	const i8* ws = (const i8*)w + (i64)warp * K;
+	for (int m0 = 0; m0 < M; m0 += 8) {
+		int mc = min(8, M - m0);
+		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		for (int k = lane; k < K; k += 32) {
+			float wv = ((isSigned ? (float)ws[k] : (float)wu[k]) - z) * sc;
+			for (int r = 0; r < 8; r++)
+				if (r < mc) acc[r] = fmaf(x[(i64)(m0 + r) * K + k], wv, acc[r]);
+		}
+		for (int r = 0; r < 8; r++) {
+			if (r >= mc) break;
+			float v = warp_sum(acc[r]);
+			if (lane == 0) y[(i64)(m0 + r) * N + warp] = v;
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Indexing
+
+__device__ __forceinline__ void copy_elem(char* dst, const char* src, int es) {
+	switch (es) {
+	case 1: *(u8*)dst = *(const u8*)src; break;
+	case 2: *(unsigned short*)dst = *(const unsigned short*)src; break;
+	case 4: *(unsigned*)dst = *(const unsigned*)src; break;
+	default: *(unsigned long long*)dst = *(const unsigned long long*)src; break;
+	}
+}
+
+// forge_gather: out [outer, nIdx, inner] = data [outer, dim, inner] picked
+// along the middle axis; negative indices count from the end; an index out
+// of range sets error 1 and writes nothing.
+extern "C" __global__ void forge_gather(const char* data, const void* idx, int idx64, char* out, i64 outer, int dim, i64 nIdx, i64 inner, int es, int* err) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	i64 total = outer * nIdx * inner;
+	if (e >= total) return;
+	i64 in = e % inner, j = (e / inner) % nIdx, o = e / (inner * nIdx);
+	i64 ix = index_at(idx, idx64, j);
+	if (ix < 0) ix += dim;
+	if (ix < 0 || ix >= dim) {
+		fail(err, 1);
+		return;
+	}
+	copy_elem(out + e * es, data + ((o * dim + ix) * inner + in) * es, es);
+}
+
+// forge_slice_update: dst [outer, dim, inner] gets src [outer, n, inner]
+// at start along the middle axis; a start that does not fit sets error 2.
+extern "C" __global__ void forge_slice_update(const char* src, const void* start, int start64, char* dst, i64 outer, int dim, int n, i64 inner, int es, int* err) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	i64 total = outer * n * inner;
+	if (e >= total) return;
+	i64 s0 = index_at(start, start64, 0);
+	if (s0 < 0 || s0 + n > dim) {
+		fail(err, 2);
+		return;
+	}
+	i64 in = e % inner, j = (e / inner) % n, o = e / (inner * n);
+	copy_elem(dst + ((o * dim + s0 + j) * inner + in) * es, src + e * es, es);
+}
+
+// forge_repeat_interleave: y [outer, total, inner] repeats slice i of x
+// [outer, dim, inner] counts[i] times. One thread per output element finds
+// its source by walking the counts (dims here are short: phoneme counts).
+// Negative counts or a sum other than total set error 3.
+extern "C" __global__ void forge_repeat_interleave(const char* x, const void* counts, int c64, char* y, i64 outer, int dim, i64 total, i64 inner, int es, int* err) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	if (e == 0) {
+		i64 s = 0;
+		for (int i = 0; i < dim; i++) {
+			i64 c = index_at(counts, c64, i);
+			if (c < 0) fail(err, 3);
+			s += c;
+		}
+		if (s != total) fail(err, 3);
+	}
+	if (e >= outer * total * inner) return;
+	i64 in = e % inner, j = (e / inner) % total, o = e / (inner * total);
+	i64 acc = 0;
+	int src = -1;
+	for (int i = 0; i < dim; i++) {
+		i64 c = index_at(counts, c64, i);
+		if (c > 0 && j < acc + c) {
+			src = i;
+			break;
+		}
+		acc += c > 0 ? c : 0;
+	}
+	if (src < 0) return;
+	copy_elem(y + e * es, x + ((o * dim + src) * inner + in) * es, es);
+}
+
+// PadArgs: up to 8 axes, dense in and out.
+struct PadArgs {
+	const char* x;
+	char* y;
+	i64 outShape[8], inShape[8], before[8];
+	int rank, mode, es, pad;
+};
+
+// forge_pad: constant (mode 0), reflect (1) or replicate (2) padding. The
+// constant is written in the element's type (f32, f16/bf16 bits or
+// integers are converted by the backend into valueBits).
+extern "C" __global__ void forge_pad(PadArgs a, unsigned long long valueBits) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	i64 total = 1;
+	for (int t = 0; t < a.rank; t++) total *= a.outShape[t];
+	if (e >= total) return;
+	i64 rem = e, src = 0, stride = 1;
+	bool inside = true;
+	for (int t = a.rank - 1; t >= 0; t--) {
+		i64 c = rem % a.outShape[t] - a.before[t];
+		rem /= a.outShape[t];
+		i64 n = a.inShape[t];
+		if (c < 0 || c >= n) {
+			if (a.mode == 0) inside = false;
+			else if (a.mode == 1) {
+				if (n == 1) c = 0;
+				else {
+					i64 p = 2 * (n - 1);
+					c = c % p;
+					if (c < 0) c += p;
+					if (c >= n) c = p - c;
+				}
+			} else c = c < 0 ? 0 : n - 1;
+		}
+		src += c * stride;
+		stride *= n;
+	}
+	char* dst = a.y + e * a.es;
+	if (inside) copy_elem(dst, a.x + src * a.es, a.es);
+	else copy_elem(dst, (const char*)&valueBits, a.es);
+}
+
+// forge_cumsum: running sums of f32 along the middle axis of [outer, n,
+// inner], one thread per line, accumulated in double as the CPU does.
+extern "C" __global__ void forge_cumsum(const float* x, float* y, i64 outer, int n, i64 inner, int exclusive, int reverse) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	if (e >= outer * inner) return;
+	i64 o = e / inner, in = e % inner;
+	i64 base = o * n * inner + in;
+	double s = 0;
+	for (int k = 0; k < n; k++) {
+		int j = reverse ? n - 1 - k : k;
+		float v = x[base + (i64)j * inner];
+		if (exclusive) {
+			y[base + (i64)j * inner] = (float)s;
+			s += v;
+		} else {
+			s += v;
+			y[base + (i64)j * inner] = (float)s;
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Convolutions (float32, direct)
+
+// ConvArgs: x [N, Cin, L], w [Cout, Cin/groups, K] (conv) or [Cin,
+// Cout/groups, K] (transposed), bias [Cout] or null, y [N, Cout, Lout].
+struct ConvArgs {
+	const float* x;
+	const float* w;
+	const float* bias;
+	float* y;
+	int N, Cin, L, Cout, K, Lout, stride, padL, dil, groups;
+};
+
+// forge_conv1d: one thread per output element.
+extern "C" __global__ void forge_conv1d(ConvArgs a) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	i64 total = (i64)a.N * a.Cout * a.Lout;
+	if (e >= total) return;
+	int t = e % a.Lout;
+	int co = (e / a.Lout) % a.Cout;
+	int n = e / ((i64)a.Lout * a.Cout);
+	int cig = a.Cin / a.groups, cog = a.Cout / a.groups;
+	int g = co / cog;
+	float acc = a.bias ? a.bias[co] : 0.f;
+	const float* wr = a.w + (i64)co * cig * a.K;
+	for (int ci = 0; ci < cig; ci++) {
+		const float* xr = a.x + ((i64)n * a.Cin + g * cig + ci) * a.L;
+		for (int k = 0; k < a.K; k++) {
+			int p = t * a.stride - a.padL + k * a.dil;
+			if (p >= 0 && p < a.L) acc = fmaf(xr[p], wr[ci * a.K + k], acc);
+		}
+	}
+	a.y[e] = acc;
+}
+
+// forge_conv_transpose1d: one thread per output element; output position
+// t receives input position p where p·stride − padL + k·dil = t.
+extern "C" __global__ void forge_conv_transpose1d(ConvArgs a) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	i64 total = (i64)a.N * a.Cout * a.Lout;
+	if (e >= total) return;
+	int t = e % a.Lout;
+	int co = (e / a.Lout) % a.Cout;
+	int n = e / ((i64)a.Lout * a.Cout);
+	int cig = a.Cin / a.groups, cog = a.Cout / a.groups;
+	int g = co / cog, cl = co % cog;
+	float acc = a.bias ? a.bias[co] : 0.f;
+	for (int k = 0; k < a.K; k++) {
+		int q = t + a.padL - k * a.dil;
+		if (q < 0 || q % a.stride != 0) continue;
+		int p = q / a.stride;
+		if (p >= a.L) continue;
+		for (int ci = 0; ci < cig; ci++) {
+			int c = g * cig + ci;
+			acc = fmaf(a.x[((i64)n * a.Cin + c) * a.L + p], a.w[((i64)c * cog + cl) * a.K + k], acc);
+		}
+	}
+	a.y[e] = acc;
+}
+
+// ---------------------------------------------------------------------------
+// LSTM
+
+// LSTMArgs: one direction per block (blockIdx.x), PyTorch gate order i, f,
+// g, o. x is [T, B, I] (or [B, T, I] when batchFirst), y [T, B, D·H] (or
+// [B, T, D·H]), h0/c0/hN/cN [D, B, H]. Weights per direction.
+struct LSTMArgs {
+	const float* x;
+	const float* wih[2];
+	const float* whh[2];
+	const float* bih[2];
+	const float* bhh[2];
+	const float* h0;
+	const float* c0;
+	float* y;
+	float* hN;
+	float* cN;
+	int T, B, I, H, D, batchFirst;
+};
+
+// forge_lstm: 1024 threads; warps take gate rows in turn (lanes split the
+// dot products, so weight rows are read coalesced), then threads update c
+// and h. Shared memory (dynamic): h [B][H], c [B][H], gates [B][4H].
+extern "C" __global__ void forge_lstm(LSTMArgs a) {
+	extern __shared__ float sm[];
+	int dir = blockIdx.x;
+	int B = a.B, H = a.H, I = a.I;
+	float* h = sm;
+	float* c = h + B * H;
+	float* gates = c + B * H;
+	const float* wih = a.wih[dir];
+	const float* whh = a.whh[dir];
+	const float* bih = a.bih[dir];
+	const float* bhh = a.bhh[dir];
+	for (int e = threadIdx.x; e < B * H; e += blockDim.x) {
+		h[e] = a.h0[(i64)dir * B * H + e];
+		c[e] = a.c0[(i64)dir * B * H + e];
+	}
+	__syncthreads();
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+	for (int s = 0; s < a.T; s++) {
+		int t = dir == 0 ? s : a.T - 1 - s;
+		for (int row = warp; row < 4 * H; row += nw) {
+			const float* wi = wih + (i64)row * I;
+			const float* wh = whh + (i64)row * H;
+			for (int b = 0; b < B; b++) {
+				const float* xt = a.x + (a.batchFirst ? ((i64)b * a.T + t) * I : ((i64)t * B + b) * I);
+				float acc = 0;
+				for (int k = lane; k < I; k += 32) acc = fmaf(wi[k], xt[k], acc);
+				for (int k = lane; k < H; k += 32) acc = fmaf(wh[k], h[b * H + k], acc);
+				acc = warp_sum(acc);
+				if (lane == 0) gates[b * 4 * H + row] = acc + (bih ? bih[row] : 0.f) + (bhh ? bhh[row] : 0.f);
+			}
+		}
+		__syncthreads();
+		for (int e = threadIdx.x; e < B * H; e += blockDim.x) {
+			int b = e / H, j = e % H;
+			const float* gr = gates + b * 4 * H;
+			float ig = 1.f / (1.f + __expf(-gr[j]));
+			float fg = 1.f / (1.f + __expf(-gr[H + j]));
+			float gg = tanhf(gr[2 * H + j]);
+			float og = 1.f / (1.f + __expf(-gr[3 * H + j]));
+			float cn = fg * c[e] + ig * gg;
+			float hn = og * tanhf(cn);
+			c[e] = cn;
+			h[e] = hn;
+			i64 yo = a.batchFirst ? (((i64)b * a.T + t) * a.D + dir) * H + j : (((i64)t * B + b) * a.D + dir) * H + j;
+			a.y[yo] = hn;
+		}
+		__syncthreads();
+	}
+	for (int e = threadIdx.x; e < B * H; e += blockDim.x) {
+		if (a.hN) a.hN[(i64)dir * B * H + e] = h[e];
+		if (a.cN) a.cN[(i64)dir * B * H + e] = c[e];
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Integer ops of the int8 models (ONNX semantics)
+
+// forge_dynamic_quantize: one block; as DynamicQuantizeLinear (and the
+// CPU's gemm.QuantizeU8): lo/hi the range of x widened to include 0, scale
+// (hi − lo)/255 (1 when the range is empty), zero = round-half-even(−lo/scale)
+// saturated, q = saturate(round-half-even(x/scale) + zero). A value that is
+// not finite sets error 4.
+extern "C" __global__ void forge_dynamic_quantize(const float* x, u8* q, float* scaleOut, u8* zeroOut, i64 n, int* err) {
+	__shared__ float smin[32], smax[32];
+	float lo = 0.f, hi = 0.f;
+	int bad = 0;
+	for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
+		float v = x[i];
+		bad |= !isfinite(v);
+		lo = fminf(lo, v);
+		hi = fmaxf(hi, v);
+	}
+	if (__syncthreads_or(bad)) {
+		if (threadIdx.x == 0) fail(err, 4);
+		return;
+	}
+	hi = block_max(hi, smax);
+	lo = -block_max(-lo, smin);
+	float scale = hi != lo ? (hi - lo) / 255.f : 1.f;
+	float zf = fminf(fmaxf(rintf(0.f - lo / scale), 0.f), 255.f);
+	if (threadIdx.x == 0) {
+		scaleOut[0] = scale;
+		zeroOut[0] = (u8)zf;
+	}
+	for (i64 i = threadIdx.x; i < n; i += blockDim.x) q[i] = (u8)fminf(fmaxf(rintf(x[i] / scale) + zf, 0.f), 255.f);
+}
+
+// forge_matmul_integer: y [M, N] (int32) = Σ_k (a[m,k] − az)·(b[k,n] −
+// bz[n or 0]); a u8 dense, b u8/i8 with strides (rb, cb) so a transposed
+// weight is read in place; bPerCol when b's zero point is per column.
+extern "C" __global__ void forge_matmul_integer(const u8* a, const void* b, const u8* az, const void* bz, int* y, int M, int N, int K, i64 rb, i64 cb, int bSigned, int bPerCol) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	if (e >= (i64)M * N) return;
+	int m = e / N, nn = e % N;
+	int za = az[0];
+	int zb = bSigned ? ((const i8*)bz)[bPerCol ? nn : 0] : ((const u8*)bz)[bPerCol ? nn : 0];
+	int acc = 0;
+	for (int k = 0; k < K; k++) {
+		i64 off = k * rb + nn * cb;
+		int bv = bSigned ? ((const i8*)b)[off] : ((const u8*)b)[off];
+		acc += ((int)a[(i64)m * K + k] - za) * (bv - zb);
+	}
+	y[e] = acc;
+}
+
+// forge_conv_integer1d: ConvInteger over [N, Cin, L] u8 with weight
+// [Cout, Cin/groups, K] (u8/i8), zero points scalar (weight's may be per
+// output channel). Padding reads the input's zero point (so it adds 0).
+extern "C" __global__ void forge_conv_integer1d(const u8* x, const void* w, const u8* xz, const void* wz, int* y, int N, int Cin, int L, int Cout, int K, int Lout, int stride, int padL, int dil, int groups, int wSigned, int wPerChan) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	if (e >= (i64)N * Cout * Lout) return;
+	int t = e % Lout, co = (e / Lout) % Cout, n = e / ((i64)Lout * Cout);
+	int cig = Cin / groups, g = co / (Cout / groups);
+	int zx = xz[0];
+	int zw = wSigned ? ((const i8*)wz)[wPerChan ? co : 0] : ((const u8*)wz)[wPerChan ? co : 0];
+	int acc = 0;
+	for (int ci = 0; ci < cig; ci++) {
+		for (int k = 0; k < K; k++) {
+			int p = t * stride - padL + k * dil;
+			if (p < 0 || p >= L) continue;
+			i64 wo = ((i64)co * cig + ci) * K + k;
+			int wv = wSigned ? ((const i8*)w)[wo] : ((const u8*)w)[wo];
+			acc += ((int)x[((i64)n * Cin + g * cig + ci) * L + p] - zx) * (wv - zw);
+		}
+	}
+	y[e] = acc;
+}
+
+// ---------------------------------------------------------------------------
+// Half precision for matrix products
+
+// f32_to_f16 and f32_to_bf16 round to nearest even (as the CPU's
+// conversions), by bit manipulation so no header is needed.
+__device__ __forceinline__ unsigned short f32_to_f16(float f) {
+	unsigned short h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+
+__device__ __forceinline__ unsigned short f32_to_bf16(float f) {
+	unsigned u = __float_as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40); // NaN stays NaN
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (unsigned short)(u >> 16);
+}
+
+// forge_to_half writes a dense [batch, rows, cols] half-precision copy of a
+// strided float32 view (batch strides bs, row stride rs, column stride cs):
+// the operand form cuBLASLt reads. bf16 selects bfloat16 over float16.
+extern "C" __global__ void forge_to_half(const float* x, unsigned short* y, i64 batch, i64 rows, i64 cols, i64 bs, i64 rs, i64 cs, int bf16) {
+	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+	i64 total = batch * rows * cols;
+	for (; e < total; e += (i64)gridDim.x * blockDim.x) {
+		i64 c = e % cols, r = (e / cols) % rows, b = e / (cols * rows);
+		float v = x[b * bs + r * rs + c * cs];
+		y[e] = bf16 ? f32_to_bf16(v) : f32_to_f16(v);
+	}
+}
+
+// forge_im2col writes the columns of one batch element n of a convolution
+// input x [N, Cin, L]: col [Cin·K, Lout] with col[c·K + k, t] = x[n, c,
+// t·stride − padL + k·dil] (0 outside), as float32 or (half ≠ 0) as
+// float16/bfloat16 (half = 1 / 2), so the convolution is one GEMM with the
+// weight [Cout, Cin·K].
+extern "C" __global__ void forge_im2col(const float* x, void* col, int n, int Cin, int L, int K, int Lout, int stride, int padL, int dil, int half) {
+	i64 total = (i64)Cin * K * Lout;
+	for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {
+		int t = e % Lout;
+		i64 ck = e / Lout;
+		int k = ck % K, c = ck / K;
+		int p = t * stride - padL + k * dil;
+		float v = (p >= 0 && p < L) ? x[((i64)n * Cin + c) * L + p] : 0.f;
+		if (half == 0) ((float*)col)[e] = v;
+		else ((unsigned short*)col)[e] = half == 2 ? f32_to_bf16(v) : f32_to_f16(v);
+	}
+}

@@ -1,0 +1,176 @@
+package cuda
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tensorforge/forge/kernels/cuda/driver"
+	"github.com/tensorforge/forge/kernels/cuda/nvrtc"
+)
+
+// fixedSource holds the hand-written kernels.
+//
+//go:embed kernels.cu
+var fixedSource string
+
+// modules compiles CUDA C with NVRTC and loads it, caching the PTX in
+// memory and on disk (keyed by a hash of the source, the architecture and
+// the NVRTC and driver versions), so a second process starts without
+// compiling.
+type modules struct {
+	b   *Backend
+	dir string
+
+	mu  sync.Mutex
+	fns map[string]driver.Function // by kernel name
+
+	// Counters for reports: compilations and loads from the disk cache,
+	// with the time each took.
+	compiled, cached       int
+	compileTime, cacheTime time.Duration
+}
+
+func newModules(b *Backend, dir string) *modules {
+	return &modules{b: b, dir: dir, fns: map[string]driver.Function{}}
+}
+
+// fixedKernels lists the entry points of kernels.cu.
+var fixedKernels = []string{
+	"forge_softmax", "forge_layer_norm", "forge_group_norm", "forge_attention",
+	"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
+	"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
+	"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",
+	"forge_to_half", "forge_im2col",
+}
+
+// loadFixed compiles (or loads from the cache) the hand-written kernels.
+func (m *modules) loadFixed() error {
+	_, err := m.load("kernels.cu", fixedSource, fixedKernels)
+	return err
+}
+
+// function returns a loaded kernel by name, compiling src (which defines
+// it) the first time.
+func (m *modules) function(name, src string) (driver.Function, error) {
+	m.mu.Lock()
+	f, ok := m.fns[name]
+	m.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	fns, err := m.load(name, src, []string{name})
+	if err != nil {
+		return 0, err
+	}
+	return fns[0], nil
+}
+
+// load compiles src (or reads its PTX from the disk cache), loads the
+// module and looks up names in it.
+func (m *modules) load(what, src string, names []string) ([]driver.Function, error) {
+	b := m.b
+	arch := fmt.Sprintf("compute_%d%d", b.info.Major, b.info.Minor)
+	major, minor := b.nv.Version()
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00nvrtc %d.%d\x00driver %d\x00%s", arch, major, minor, b.drv.Version(), src)
+	key := hex.EncodeToString(h.Sum(nil))[:32]
+	var path string
+	if m.dir != "" {
+		path = filepath.Join(m.dir, key+".ptx")
+	}
+	start := time.Now()
+	ptx, err := os.ReadFile(path)
+	fromCache := err == nil && len(ptx) > 0
+	if !fromCache {
+		var log string
+		ptx, log, err = b.nv.Compile(src, what, nvrtc.ArchOption(arch), "--std=c++14")
+		if err != nil {
+			return nil, fmt.Errorf("cuda: compiling %s: %w", what, err)
+		}
+		_ = log // warnings only
+		if path != "" {
+			writeCache(path, ptx)
+		}
+	}
+	image := append(ptx[:len(ptx):len(ptx)], 0) // the driver reads a NUL-terminated PTX image
+	fns := make([]driver.Function, len(names))
+	err = b.th.Do(func() error {
+		mod, err := b.drv.ModuleLoadData(image)
+		if err != nil {
+			return err
+		}
+		for i, n := range names {
+			if fns[i], err = b.drv.ModuleGetFunction(mod, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if fromCache {
+			// A damaged cache file must not break the backend: compile anew.
+			_ = os.Remove(path)
+			return m.load(what, src, names)
+		}
+		return nil, fmt.Errorf("cuda: loading %s: %w", what, err)
+	}
+	elapsed := time.Since(start)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fromCache {
+		m.cached++
+		m.cacheTime += elapsed
+	} else {
+		m.compiled++
+		m.compileTime += elapsed
+	}
+	for i, n := range names {
+		m.fns[n] = fns[i]
+	}
+	return fns, nil
+}
+
+// fixed returns a hand-written kernel (loaded at New).
+func (m *modules) fixed(name string) driver.Function {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fns[name]
+}
+
+// writeCache stores a compiled module atomically; failures only cost a
+// compilation next time.
+func writeCache(path string, data []byte) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ptx-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+// CompileStats reports how many kernel modules were compiled by NVRTC and
+// how many were loaded from the disk cache, and the time spent on each.
+type CompileStats struct {
+	Compiled, Cached       int
+	CompileTime, CacheTime time.Duration
+}
+
+// CompileStats returns the backend's kernel compilation counters.
+func (b *Backend) CompileStats() CompileStats {
+	m := b.mods
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return CompileStats{Compiled: m.compiled, Cached: m.cached, CompileTime: m.compileTime, CacheTime: m.cacheTime}
+}

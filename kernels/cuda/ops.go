@@ -1,0 +1,372 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/codegen"
+	"github.com/tensorforge/forge/kernels/cuda/driver"
+)
+
+// ptr returns the device address of view v's first element.
+func ptr(bufs []kernels.Buffer, v kernels.View) driver.DevicePtr {
+	return bufs[v.Slot].(*buffer).ptr + driver.DevicePtr(v.Offset*v.DType.Size())
+}
+
+// optPtr is ptr for an optional operand i of s (0 when absent).
+func optPtr(s *kernels.Step, bufs []kernels.Buffer, i int) driver.DevicePtr {
+	if i >= len(s.In) {
+		return 0
+	}
+	return ptr(bufs, s.In[i])
+}
+
+// base returns the address of the buffer behind v (generated kernels add
+// the offsets themselves).
+func base(bufs []kernels.Buffer, v kernels.View) driver.DevicePtr {
+	return bufs[v.Slot].(*buffer).ptr
+}
+
+func blocks(n int64, per int) uint32 { return uint32((n + int64(per) - 1) / int64(per)) }
+
+// splitAxis returns the extents before, at and after axis.
+func splitAxis(shape []int, axis int) (outer, dim, inner int) {
+	outer, inner = 1, 1
+	for i, d := range shape {
+		switch {
+		case i < axis:
+			outer *= d
+		case i > axis:
+			inner *= d
+		}
+	}
+	return outer, shape[axis], inner
+}
+
+// structBytes returns the bytes of a kernel argument struct (laid out as its
+// C declaration: the Go structs below mirror kernels.cu field by field).
+func structBytes[T any](v *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
+}
+
+// launch runs one step on the queue's stream (on the backend's thread).
+func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
+	q.b.dispatches.Add(1)
+	switch s.Op {
+	case kernels.OpFused:
+		return q.fused(s, bufs)
+	case kernels.OpReduce:
+		return q.reduce(s, bufs)
+	case kernels.OpMatMul:
+		return q.matmul(s, bufs)
+	case kernels.OpSoftmax:
+		a := s.Attr.(kernels.SoftmaxAttr)
+		outer, n, inner := splitAxis(s.In[0].Shape, a.Axis)
+		rows := int64(outer * inner)
+		if rows == 0 || n == 0 {
+			return nil
+		}
+		return q.run("forge_softmax", uint32(rows), 256, 0, q.args.Reset().Ptr(ptr(bufs, s.In[0])).Ptr(ptr(bufs, s.Out[0])).I64(rows).I32(int32(n)).I32(int32(inner)).I32(b2i(a.Log)))
+	case kernels.OpLayerNorm:
+		a := s.Attr.(kernels.NormAttr)
+		x := s.In[0]
+		n := 1
+		for _, d := range x.Shape[a.Axis:] {
+			n *= d
+		}
+		rows := int64(x.Len() / max(n, 1))
+		if rows == 0 || n == 0 {
+			return nil
+		}
+		return q.run("forge_layer_norm", uint32(rows), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I64(rows).I32(int32(n)).F32(a.Eps))
+	case kernels.OpGroupNorm:
+		a := s.Attr.(kernels.NormAttr)
+		x := s.In[0]
+		N, C := x.Shape[0], x.Shape[1]
+		L := int64(x.Len() / max(N*C, 1))
+		if N*C == 0 || L == 0 {
+			return nil
+		}
+		return q.run("forge_group_norm", uint32(N*a.Groups), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I32(int32(N)).I32(int32(C)).I64(L).I32(int32(a.Groups)).F32(a.Eps))
+	case kernels.OpAttention:
+		return q.attention(s, bufs)
+	case kernels.OpLinearQ:
+		x, w := s.In[0], s.In[1]
+		M, K, N := x.Shape[0], x.Shape[1], w.Shape[0]
+		if M*N == 0 {
+			return nil
+		}
+		return q.run("forge_linear_q", blocks(int64(N)*32, 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(ptr(bufs, w)).Ptr(ptr(bufs, s.In[2])).Ptr(ptr(bufs, s.In[3])).Ptr(ptr(bufs, s.Out[0])).I32(int32(M)).I32(int32(N)).I32(int32(K)).I32(b2i(w.DType == kernels.I8)))
+	case kernels.OpGather:
+		d, ix := s.In[0], s.In[1]
+		outer, dim, inner := splitAxis(d.Shape, s.Attr.(kernels.AxisAttr).Axis)
+		total := int64(outer * ix.Len() * inner)
+		if total == 0 {
+			return nil
+		}
+		return q.run("forge_gather", blocks(total, 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, d)).Ptr(ptr(bufs, ix)).I32(b2i(ix.DType == kernels.I64)).Ptr(ptr(bufs, s.Out[0])).I64(int64(outer)).I32(int32(dim)).I64(int64(ix.Len())).I64(int64(inner)).I32(int32(d.DType.Size())).Ptr(q.errDev))
+	case kernels.OpSliceUpdate:
+		src, start, dst := s.In[0], s.In[1], s.Out[0]
+		ax := s.Attr.(kernels.AxisAttr).Axis
+		outer, dim, inner := splitAxis(dst.Shape, ax)
+		n := src.Shape[ax]
+		total := int64(outer * n * inner)
+		if total == 0 {
+			return nil
+		}
+		return q.run("forge_slice_update", blocks(total, 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, src)).Ptr(ptr(bufs, start)).I32(b2i(start.DType == kernels.I64)).Ptr(ptr(bufs, dst)).I64(int64(outer)).I32(int32(dim)).I32(int32(n)).I64(int64(inner)).I32(int32(dst.DType.Size())).Ptr(q.errDev))
+	case kernels.OpRepeatInterleave:
+		x, c, y := s.In[0], s.In[1], s.Out[0]
+		ax := s.Attr.(kernels.AxisAttr).Axis
+		outer, dim, inner := splitAxis(x.Shape, ax)
+		total := y.Shape[ax]
+		n := int64(outer * total * inner)
+		return q.run("forge_repeat_interleave", max(blocks(n, 256), 1), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(ptr(bufs, c)).I32(b2i(c.DType == kernels.I64)).Ptr(ptr(bufs, y)).I64(int64(outer)).I32(int32(dim)).I64(int64(total)).I64(int64(inner)).I32(int32(x.DType.Size())).Ptr(q.errDev))
+	case kernels.OpPad:
+		return q.pad(s, bufs)
+	case kernels.OpCumsum:
+		a := s.Attr.(kernels.CumsumAttr)
+		outer, n, inner := splitAxis(s.In[0].Shape, a.Axis)
+		lines := int64(outer * inner)
+		if lines == 0 || n == 0 {
+			return nil
+		}
+		return q.run("forge_cumsum", blocks(lines, 128), 128, 0, q.args.Reset().Ptr(ptr(bufs, s.In[0])).Ptr(ptr(bufs, s.Out[0])).I64(int64(outer)).I32(int32(n)).I64(int64(inner)).I32(b2i(a.Exclusive)).I32(b2i(a.Reverse)))
+	case kernels.OpConv1d, kernels.OpConvTranspose1d:
+		return q.conv(s, bufs)
+	case kernels.OpLSTM:
+		return q.lstm(s, bufs)
+	case kernels.OpDynamicQuantize:
+		n := int64(s.In[0].Len())
+		return q.run("forge_dynamic_quantize", 1, 1024, 0, q.args.Reset().Ptr(ptr(bufs, s.In[0])).Ptr(ptr(bufs, s.Out[0])).Ptr(ptr(bufs, s.Out[1])).Ptr(ptr(bufs, s.Out[2])).I64(n).Ptr(q.errDev))
+	case kernels.OpMatMulInteger:
+		a, bv, y := s.In[0], s.In[1], s.Out[0]
+		M, K, N := a.Shape[0], a.Shape[1], bv.Shape[1]
+		if M*N == 0 {
+			return nil
+		}
+		return q.run("forge_matmul_integer", blocks(int64(M*N), 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, a)).Ptr(ptr(bufs, bv)).Ptr(ptr(bufs, s.In[2])).Ptr(ptr(bufs, s.In[3])).Ptr(ptr(bufs, y)).I32(int32(M)).I32(int32(N)).I32(int32(K)).I64(int64(bv.Strides[0])).I64(int64(bv.Strides[1])).I32(b2i(bv.DType == kernels.I8)).I32(b2i(s.In[3].Len() > 1)))
+	case kernels.OpConvInteger1d:
+		x, w, y := s.In[0], s.In[1], s.Out[0]
+		a := s.Attr.(kernels.ConvAttr)
+		N, Cin, L := x.Shape[0], x.Shape[1], x.Shape[2]
+		Cout, K, Lout := w.Shape[0], w.Shape[2], y.Shape[2]
+		total := int64(N * Cout * Lout)
+		if total == 0 {
+			return nil
+		}
+		return q.run("forge_conv_integer1d", blocks(total, 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(ptr(bufs, w)).Ptr(ptr(bufs, s.In[2])).Ptr(ptr(bufs, s.In[3])).Ptr(ptr(bufs, y)).
+			I32(int32(N)).I32(int32(Cin)).I32(int32(L)).I32(int32(Cout)).I32(int32(K)).I32(int32(Lout)).I32(int32(a.Stride)).I32(int32(a.PadLeft)).I32(int32(max(a.Dilation, 1))).I32(int32(max(a.Groups, 1))).I32(b2i(w.DType == kernels.I8)).I32(b2i(s.In[3].Len() > 1)))
+	}
+	return fmt.Errorf("cuda: op %s is not implemented", s.Op)
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// run launches a hand-written kernel over a 1-D grid.
+func (q *queue) run(name string, grid, block, shared uint32, args *driver.Args) error {
+	f := q.b.mods.fixed(name)
+	if f == 0 {
+		return fmt.Errorf("cuda: kernel %s is not loaded", name)
+	}
+	return q.b.drv.Launch(f, driver.Dim3{X: grid}, driver.Dim3{X: block}, shared, q.stream, args)
+}
+
+// fused launches the generated kernel of an OpFused step.
+func (q *queue) fused(s *kernels.Step, bufs []kernels.Buffer) error {
+	f, err := codegen.LowerFused(s)
+	if err != nil {
+		return err
+	}
+	n := f.Len()
+	if n == 0 {
+		return nil
+	}
+	src, err := f.Kernel.Source(codegen.CUDA)
+	if err != nil {
+		return err
+	}
+	fn, err := q.b.mods.function(f.Kernel.Name, src)
+	if err != nil {
+		return err
+	}
+	args := q.args.Reset()
+	for _, v := range f.Views {
+		args.Ptr(base(bufs, v))
+	}
+	args.Bytes(f.Params())
+	grid := min(blocks(int64(n), 256), uint32(q.b.info.SMs*32))
+	return q.b.drv.Launch(fn, driver.Dim3{X: grid}, driver.Dim3{X: 256}, 0, q.stream, args)
+}
+
+// attnArgs mirrors kernels.cu's AttnArgs.
+type attnArgs struct {
+	q, k, v, mask, o               uint64
+	qb, kb, vb, ob                 [4]int64
+	qr, qc, kr, kc, vr, vc, mr, mc int64
+	bshape                         [4]int32
+	n, s, d, dv                    int32
+	nb, pad                        int32
+}
+
+// attention launches forge_attention: q [..., n, d], k [..., s, d], v
+// [..., s, dv] with the batch axes of the output, mask [n, s].
+func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
+	qv, kv, vv, out := s.In[0], s.In[1], s.In[2], s.Out[0]
+	r := len(qv.Shape)
+	a := attnArgs{
+		q: uint64(ptr(bufs, qv)), k: uint64(ptr(bufs, kv)), v: uint64(ptr(bufs, vv)), o: uint64(ptr(bufs, out)),
+		n: int32(qv.Shape[r-2]), d: int32(qv.Shape[r-1]), s: int32(kv.Shape[r-2]), dv: int32(vv.Shape[r-1]),
+		qr: int64(qv.Strides[r-2]), qc: int64(qv.Strides[r-1]),
+		kr: int64(kv.Strides[r-2]), kc: int64(kv.Strides[r-1]),
+		vr: int64(vv.Strides[r-2]), vc: int64(vv.Strides[r-1]),
+	}
+	if len(s.In) > 3 {
+		m := s.In[3]
+		a.mask = uint64(ptr(bufs, m))
+		a.mr, a.mc = int64(m.Strides[0]), int64(m.Strides[1])
+	}
+	batch := 1
+	nb := r - 2
+	for i := 0; i < nb; i++ {
+		j := i + 4 - nb // right-align the batch axes in the four slots
+		a.bshape[j] = int32(qv.Shape[i])
+		a.qb[j], a.kb[j], a.vb[j], a.ob[j] = int64(qv.Strides[i]), int64(kv.Strides[i]), int64(vv.Strides[i]), int64(out.Strides[i])
+		batch *= qv.Shape[i]
+	}
+	for j := 0; j < 4-nb; j++ {
+		a.bshape[j] = 1
+	}
+	a.nb = 4
+	if batch == 0 || a.n == 0 {
+		return nil
+	}
+	f := q.b.mods.fixed("forge_attention")
+	args := q.args.Reset().Bytes(structBytes(&a))
+	return q.b.drv.Launch(f, driver.Dim3{X: blocks(int64(a.n), 4), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
+}
+
+// padArgs mirrors kernels.cu's PadArgs.
+type padArgs struct {
+	x, y                      uint64
+	outShape, inShape, before [8]int64
+	rank, mode, es, pad       int32
+}
+
+func (q *queue) pad(s *kernels.Step, bufs []kernels.Buffer) error {
+	x, y := s.In[0], s.Out[0]
+	at := s.Attr.(kernels.PadAttr)
+	a := padArgs{x: uint64(ptr(bufs, x)), y: uint64(ptr(bufs, y)), rank: int32(len(x.Shape)), mode: int32(at.Mode), es: int32(x.DType.Size())}
+	for i := range x.Shape {
+		a.outShape[i], a.inShape[i], a.before[i] = int64(y.Shape[i]), int64(x.Shape[i]), int64(at.Before[i])
+	}
+	total := int64(y.Len())
+	if total == 0 {
+		return nil
+	}
+	return q.run("forge_pad", blocks(total, 256), 256, 0, q.args.Reset().Bytes(structBytes(&a)).U64(valueBits(at.Value, x.DType)))
+}
+
+// valueBits encodes v as an element of dt, for the padding constant.
+func valueBits(v float64, dt kernels.DType) uint64 {
+	var b [8]byte
+	switch dt {
+	case kernels.F32:
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(float32(v)))
+	case kernels.F16:
+		binary.LittleEndian.PutUint16(b[:], kernels.F32ToF16(float32(v)))
+	case kernels.BF16:
+		binary.LittleEndian.PutUint16(b[:], kernels.F32ToBF16(float32(v)))
+	case kernels.I32:
+		binary.LittleEndian.PutUint32(b[:], uint32(int32(v)))
+	case kernels.I64:
+		binary.LittleEndian.PutUint64(b[:], uint64(int64(v)))
+	case kernels.U8, kernels.Bool:
+		b[0] = uint8(v)
+	case kernels.I8:
+		b[0] = uint8(int8(v))
+	}
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// convArgs mirrors kernels.cu's ConvArgs.
+type convArgs struct {
+	x, w, bias, y                                       uint64
+	n, cin, l, cout, k, lout, stride, padL, dil, groups int32
+}
+
+func (q *queue) conv(s *kernels.Step, bufs []kernels.Buffer) error {
+	x, w, y := s.In[0], s.In[1], s.Out[0]
+	at := s.Attr.(kernels.ConvAttr)
+	a := convArgs{
+		x: uint64(ptr(bufs, x)), w: uint64(ptr(bufs, w)), bias: uint64(optPtr(s, bufs, 2)), y: uint64(ptr(bufs, y)),
+		n: int32(x.Shape[0]), cin: int32(x.Shape[1]), l: int32(x.Shape[2]),
+		cout: int32(y.Shape[1]), k: int32(w.Shape[2]), lout: int32(y.Shape[2]),
+		stride: int32(max(at.Stride, 1)), padL: int32(at.PadLeft), dil: int32(max(at.Dilation, 1)), groups: int32(max(at.Groups, 1)),
+	}
+	total := int64(y.Len())
+	if total == 0 {
+		return nil
+	}
+	name := "forge_conv1d"
+	if s.Op == kernels.OpConvTranspose1d {
+		name = "forge_conv_transpose1d"
+	}
+	return q.run(name, blocks(total, 256), 256, 0, q.args.Reset().Bytes(structBytes(&a)))
+}
+
+// lstmArgs mirrors kernels.cu's LSTMArgs.
+type lstmArgs struct {
+	x                  uint64
+	wih, whh, bih, bhh [2]uint64
+	h0, c0, y, hN, cN  uint64
+	t, b, i, h, d, bf  int32
+}
+
+func (q *queue) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
+	at := s.Attr.(kernels.LSTMAttr)
+	D := 1
+	if at.Bidirectional {
+		D = 2
+	}
+	x := s.In[0]
+	T, B := x.Shape[0], x.Shape[1]
+	if at.BatchFirst {
+		T, B = B, T
+	}
+	a := lstmArgs{x: uint64(ptr(bufs, x)), t: int32(T), b: int32(B), i: int32(x.Shape[2]), h: int32(at.Hidden), d: int32(D), bf: b2i(at.BatchFirst)}
+	for d := 0; d < D; d++ {
+		a.wih[d] = uint64(ptr(bufs, s.In[1+4*d]))
+		a.whh[d] = uint64(ptr(bufs, s.In[2+4*d]))
+		a.bih[d] = uint64(ptr(bufs, s.In[3+4*d]))
+		a.bhh[d] = uint64(ptr(bufs, s.In[4+4*d]))
+	}
+	a.h0 = uint64(ptr(bufs, s.In[1+4*D]))
+	a.c0 = uint64(ptr(bufs, s.In[2+4*D]))
+	a.y = uint64(ptr(bufs, s.Out[0]))
+	if len(s.Out) > 1 {
+		a.hN = uint64(ptr(bufs, s.Out[1]))
+	}
+	if len(s.Out) > 2 {
+		a.cN = uint64(ptr(bufs, s.Out[2]))
+	}
+	shared := uint32(4 * (2*B*at.Hidden + 4*B*at.Hidden))
+	return q.run("forge_lstm", uint32(D), 1024, shared, q.args.Reset().Bytes(structBytes(&a)))
+}
+
+// scratchBytes is the per-queue workspace a step needs: half-precision
+// copies of a product's operands.
+func scratchBytes(s *kernels.Step, precision kernels.DType) (int, error) {
+	if s.Op == kernels.OpMatMul && precision != kernels.F32 && len(s.In) >= 2 && len(s.Out) == 1 {
+		return matmulScratch(s), nil
+	}
+	return 0, nil
+}

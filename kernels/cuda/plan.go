@@ -1,0 +1,266 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/codegen"
+	"github.com/tensorforge/forge/kernels/cuda/driver"
+)
+
+// Plan implements kernels.Planner: the steps' kernels are compiled now
+// (generated ones by NVRTC, from the disk cache when it has them), and the
+// run is recorded as a CUDA graph the second time it runs with a buffer
+// table, then replayed with one cuGraphLaunch. The first run goes step by
+// step, so that everything a run needs (workspace, cuBLASLt's algorithm
+// choice) exists before a capture, which must not allocate.
+func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
+	p := &plan{b: b, steps: steps, fused: make([]*preparedFused, len(steps)), graphs: map[string]*capture{}}
+	for i := range steps {
+		s := &steps[i]
+		n, err := scratchBytes(s, b.precision)
+		if err != nil {
+			return nil, err
+		}
+		p.scratch = max(p.scratch, n)
+		var f *preparedFused
+		switch s.Op {
+		case kernels.OpFused:
+			f, err = b.prepareFused(s)
+		case kernels.OpReduce:
+			f, err = b.prepareReduce(s)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cuda: step %d (%s): %w", i, s.Name, err)
+		}
+		p.fused[i] = f
+	}
+	return p, nil
+}
+
+// preparedFused is a generated kernel (a fused step or a reduction)
+// lowered and compiled once.
+type preparedFused struct {
+	fn     driver.Function
+	slots  []int // buffer slot of each operand, output first
+	params []byte
+	grid   uint32
+	block  uint32
+	empty  bool
+}
+
+func (b *Backend) prepareReduce(s *kernels.Step) (*preparedFused, error) {
+	r, err := codegen.LowerReduce(s, codegen.CUDA)
+	if err != nil {
+		return nil, err
+	}
+	if r.Outputs == 0 {
+		return &preparedFused{empty: true}, nil
+	}
+	src, err := r.Kernel.Source(codegen.CUDA)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := b.mods.function(r.Kernel.Name, src)
+	if err != nil {
+		return nil, err
+	}
+	pf := &preparedFused{fn: fn, params: r.Params(), slots: []int{s.Out[0].Slot, s.In[0].Slot}, block: codegen.ReduceThreads, grid: min(uint32(r.Outputs), uint32(b.info.SMs*16))}
+	if r.Kernel.PerThread {
+		pf.block, pf.grid = 128, min(blocks(int64(r.Outputs), 128), uint32(b.info.SMs*16))
+	}
+	return pf, nil
+}
+
+func (b *Backend) prepareFused(s *kernels.Step) (*preparedFused, error) {
+	f, err := codegen.LowerFused(s)
+	if err != nil {
+		return nil, err
+	}
+	if f.Len() == 0 {
+		return &preparedFused{empty: true}, nil
+	}
+	src, err := f.Kernel.Source(codegen.CUDA)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := b.mods.function(f.Kernel.Name, src)
+	if err != nil {
+		return nil, err
+	}
+	pf := &preparedFused{fn: fn, params: f.Params(), block: 256, grid: min(blocks(int64(f.Len()), 256), uint32(b.info.SMs*32))}
+	for _, v := range f.Views {
+		pf.slots = append(pf.slots, v.Slot)
+	}
+	return pf, nil
+}
+
+// launch runs a prepared fused step.
+func (f *preparedFused) launch(q *queue, bufs []kernels.Buffer) error {
+	if f.empty {
+		return nil
+	}
+	q.b.dispatches.Add(1)
+	args := q.args.Reset()
+	for _, s := range f.slots {
+		args.Ptr(bufs[s].(*buffer).ptr)
+	}
+	args.Bytes(f.params)
+	return q.b.drv.Launch(f.fn, driver.Dim3{X: f.grid}, driver.Dim3{X: f.block}, 0, q.stream, args)
+}
+
+// plan is a run of steps with its recorded graphs, one per buffer table
+// (and queue: the error word and workspace are the queue's).
+type plan struct {
+	b       *Backend
+	steps   []kernels.Step
+	fused   []*preparedFused
+	scratch int
+
+	mu        sync.Mutex
+	graphs    map[string]*capture
+	uncapture bool // a capture failed once: launch step by step
+}
+
+// capture is the state of one buffer table: seen once, or recorded.
+type capture struct {
+	runs int
+	exec driver.GraphExec
+}
+
+// maxGraphs bounds the recorded graphs of one plan: programs keep their
+// buffers, so a few tables cover the pooled programs of a model.
+const maxGraphs = 16
+
+// Run enqueues the plan on q: a replay when it was recorded for this
+// buffer table, else the steps one by one (and a recording on the second
+// run).
+func (p *plan) Run(ctx context.Context, kq kernels.Queue, bufs []kernels.Buffer) error {
+	q, ok := kq.(*queue)
+	if !ok {
+		return errors.New("cuda: plan run on a queue of another backend")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := q.ensureScratch(p.scratch); err != nil {
+		return err
+	}
+	key := p.key(q, bufs)
+	p.mu.Lock()
+	c := p.graphs[key]
+	if c == nil && len(p.graphs) < maxGraphs {
+		c = &capture{}
+		p.graphs[key] = c
+	}
+	record := c != nil && c.exec == 0 && c.runs == 1 && !p.uncapture
+	if c != nil {
+		c.runs++
+	}
+	p.mu.Unlock()
+	return p.b.th.Do(func() error {
+		if err := q.flush(); err != nil {
+			return err
+		}
+		if c != nil && c.exec != 0 {
+			q.b.dispatches.Add(1)
+			return p.b.drv.GraphLaunch(c.exec, q.stream)
+		}
+		if !record {
+			return p.launchAll(q, bufs)
+		}
+		exec, err := p.record(q, bufs)
+		if err != nil {
+			// Some work cannot be captured (the driver says why): run
+			// step by step from now on.
+			p.mu.Lock()
+			p.uncapture = true
+			p.mu.Unlock()
+			return p.launchAll(q, bufs)
+		}
+		p.mu.Lock()
+		c.exec = exec
+		p.mu.Unlock()
+		q.b.dispatches.Add(1)
+		return p.b.drv.GraphLaunch(exec, q.stream)
+	})
+}
+
+// launchAll launches every step (on the backend's thread).
+func (p *plan) launchAll(q *queue, bufs []kernels.Buffer) error {
+	for i := range p.steps {
+		var err error
+		if f := p.fused[i]; f != nil {
+			err = f.launch(q, bufs)
+		} else {
+			err = q.launch(&p.steps[i], bufs)
+		}
+		if err != nil {
+			return fmt.Errorf("step %d (%s): %w", i, p.steps[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// record captures the steps on q's stream into an instantiated graph.
+func (p *plan) record(q *queue, bufs []kernels.Buffer) (driver.GraphExec, error) {
+	d := p.b.drv
+	if err := d.StreamBeginCapture(q.stream, driver.CaptureThreadLocal); err != nil {
+		return 0, err
+	}
+	lerr := p.launchAll(q, bufs)
+	g, err := d.StreamEndCapture(q.stream)
+	if lerr != nil || err != nil {
+		if g != 0 {
+			_ = d.GraphDestroy(g)
+		}
+		return 0, errors.Join(lerr, err)
+	}
+	defer d.GraphDestroy(g) //nolint:errcheck // the instantiated graph does not need it
+	return d.GraphInstantiate(g, 0)
+}
+
+// key identifies a buffer table on a queue by device addresses: a graph
+// recorded for them is valid whenever the same addresses come back.
+func (p *plan) key(q *queue, bufs []kernels.Buffer) string {
+	var sb strings.Builder
+	sb.WriteString(strconv.FormatUint(uint64(q.errDev), 36))
+	sb.WriteByte(':')
+	if q.scratch != nil {
+		sb.WriteString(strconv.FormatUint(uint64(q.scratch.ptr), 36))
+	}
+	if q.blasWS != nil {
+		sb.WriteByte(':')
+		sb.WriteString(strconv.FormatUint(uint64(q.blasWS.ptr), 36))
+	}
+	for _, x := range bufs {
+		sb.WriteByte(',')
+		if b, ok := x.(*buffer); ok && b != nil {
+			sb.WriteString(strconv.FormatUint(uint64(b.ptr), 36))
+		}
+	}
+	return sb.String()
+}
+
+// Close releases the recorded graphs.
+func (p *plan) Close() {
+	p.mu.Lock()
+	graphs := p.graphs
+	p.graphs = nil
+	p.mu.Unlock()
+	_ = p.b.th.Do(func() error {
+		for _, c := range graphs {
+			if c.exec != 0 {
+				_ = p.b.drv.GraphExecDestroy(c.exec)
+			}
+		}
+		return nil
+	})
+}

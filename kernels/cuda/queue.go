@@ -1,0 +1,291 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cuda/driver"
+)
+
+// queue is a CUDA stream with its pinned staging memory and error word.
+//
+// Writes are staged: Write copies the caller's bytes into pinned memory at
+// once (no driver call, no hop to the backend's thread) and the copy to the
+// device is issued at the start of the next call that goes to the thread
+// (a launch, a plan run, a read). A decoder step therefore costs two hops:
+// run, read. The staging memory is reused once the stream has been waited
+// for.
+type queue struct {
+	b      *Backend
+	stream driver.Stream
+
+	stage   []byte // pinned
+	used    int
+	pending []staged
+
+	errDev  driver.DevicePtr // one int: the first error a kernel reported
+	errHost []byte           // pinned, 4 bytes
+
+	scratch *buffer // per-queue workspace (im2col columns, half-precision copies)
+	blasWS  *buffer // cuBLASLt's workspace
+	args    driver.Args
+
+	closed bool
+}
+
+// staged is a write waiting in the staging memory.
+type staged struct {
+	dst    driver.DevicePtr
+	lo, hi int // stage range
+}
+
+const initialStage = 1 << 20
+
+// NewQueue creates a stream, its staging memory and its error word.
+func (b *Backend) NewQueue() (kernels.Queue, error) {
+	q := &queue{b: b}
+	err := b.th.Do(func() error {
+		var err error
+		if q.stream, err = b.drv.StreamCreate(driver.StreamNonBlocking); err != nil {
+			return err
+		}
+		if q.stage, err = b.drv.MemAllocHost(initialStage); err != nil {
+			return err
+		}
+		q.errHost, err = b.drv.MemAllocHost(64)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: new queue: %w", err)
+	}
+	eb, err := b.Alloc(4)
+	if err != nil {
+		return nil, err
+	}
+	q.errDev = eb.(*buffer).ptr
+	if b.blas != nil {
+		ws, err := b.Alloc(b.blas.workspace)
+		if err != nil {
+			return nil, err
+		}
+		q.blasWS = ws.(*buffer)
+	}
+	return q, nil
+}
+
+func devBuf(x kernels.Buffer) (*buffer, error) {
+	b, ok := x.(*buffer)
+	if !ok || b == nil {
+		return nil, errors.New("cuda: buffer from another backend")
+	}
+	return b, nil
+}
+
+// Write stages src for a copy into dst at off.
+func (q *queue) Write(ctx context.Context, dst kernels.Buffer, off int, src []byte) error {
+	d, err := devBuf(dst)
+	if err != nil {
+		return err
+	}
+	if d.wrapped {
+		return errors.New("cuda: write to a read-only (wrapped) buffer")
+	}
+	if off < 0 || off+len(src) > d.n {
+		return fmt.Errorf("cuda: write of %d bytes at %d overflows a %d-byte buffer", len(src), off, d.n)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	n := roundUp(len(src))
+	if q.used+n > len(q.stage) {
+		if err := q.Sync(ctx); err != nil {
+			return err
+		}
+		if err := q.growStage(n); err != nil {
+			return err
+		}
+	}
+	copy(q.stage[q.used:], src)
+	q.pending = append(q.pending, staged{dst: d.ptr + driver.DevicePtr(off), lo: q.used, hi: q.used + len(src)})
+	q.used += n
+	return nil
+}
+
+// growStage makes the staging memory hold at least n bytes (the stream is
+// idle).
+func (q *queue) growStage(n int) error {
+	if n <= len(q.stage) {
+		return nil
+	}
+	size := max(2*len(q.stage), roundUp(n))
+	return q.b.th.Do(func() error {
+		if err := q.b.drv.MemFreeHost(q.stage); err != nil {
+			return err
+		}
+		var err error
+		q.stage, err = q.b.drv.MemAllocHost(size)
+		return err
+	})
+}
+
+// flush issues the staged writes (on the backend's thread).
+func (q *queue) flush() error {
+	for _, p := range q.pending {
+		if err := q.b.drv.MemcpyHtoDAsync(p.dst, q.stage[p.lo:p.hi], q.stream); err != nil {
+			return err
+		}
+	}
+	q.pending = q.pending[:0]
+	return nil
+}
+
+// Launch enqueues one step.
+func (q *queue) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.Buffer) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	need, err := scratchBytes(s, q.b.precision)
+	if err != nil {
+		return err
+	}
+	if err := q.ensureScratch(need); err != nil {
+		return err
+	}
+	return q.b.th.Do(func() error {
+		if err := q.flush(); err != nil {
+			return err
+		}
+		return q.launch(s, bufs)
+	})
+}
+
+// ensureScratch grows the workspace to n bytes; only between runs, never
+// while a stream is being captured.
+func (q *queue) ensureScratch(n int) error {
+	if n == 0 || q.scratch != nil && q.scratch.n >= n {
+		return nil
+	}
+	if q.scratch != nil {
+		// Work already enqueued may still read the old workspace.
+		if err := q.Sync(context.Background()); err != nil {
+			return err
+		}
+		q.b.Free(q.scratch)
+	}
+	s, err := q.b.Alloc(n)
+	if err != nil {
+		return fmt.Errorf("cuda: workspace of %d bytes: %w", n, err)
+	}
+	q.scratch = s.(*buffer)
+	return nil
+}
+
+// Read waits for the queue's work and copies from src.
+func (q *queue) Read(ctx context.Context, dst []byte, src kernels.Buffer, off int) error {
+	s, err := devBuf(src)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off+len(dst) > s.n {
+		return fmt.Errorf("cuda: read of %d bytes at %d overflows a %d-byte buffer", len(dst), off, s.n)
+	}
+	if len(dst) > len(q.stage) {
+		if err := q.Sync(ctx); err != nil {
+			return err
+		}
+		if err := q.growStage(len(dst)); err != nil {
+			return err
+		}
+	}
+	if err := q.wait(func() error {
+		if len(dst) == 0 {
+			return nil
+		}
+		// Stream order puts this copy after the staged writes that read
+		// the same pinned memory.
+		return q.b.drv.MemcpyDtoHAsync(q.stage[:len(dst)], s.ptr+driver.DevicePtr(off), q.stream)
+	}); err != nil {
+		return err
+	}
+	copy(dst, q.stage)
+	return nil
+}
+
+// Sync waits for the queue's work.
+func (q *queue) Sync(ctx context.Context) error {
+	return q.wait(nil)
+}
+
+// wait issues staged writes, then more (if any), fetches the error word and
+// waits for the stream; it reports a kernel's error once.
+func (q *queue) wait(more func() error) error {
+	var code int32
+	err := q.b.th.Do(func() error {
+		if err := q.flush(); err != nil {
+			return err
+		}
+		if more != nil {
+			if err := more(); err != nil {
+				return err
+			}
+		}
+		if err := q.b.drv.MemcpyDtoHAsync(q.errHost[:4], q.errDev, q.stream); err != nil {
+			return err
+		}
+		if err := q.b.drv.StreamSynchronize(q.stream); err != nil {
+			return err
+		}
+		code = int32(uint32(q.errHost[0]) | uint32(q.errHost[1])<<8 | uint32(q.errHost[2])<<16 | uint32(q.errHost[3])<<24)
+		if code != 0 {
+			if err := q.b.drv.MemsetD8Async(q.errDev, 0, 4, q.stream); err != nil {
+				return err
+			}
+			return q.b.drv.StreamSynchronize(q.stream)
+		}
+		return nil
+	})
+	q.used = 0
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	if code != 0 {
+		return kernelError(code)
+	}
+	return nil
+}
+
+// kernelError names an error code set by kernels.cu.
+func kernelError(code int32) error {
+	switch code {
+	case 1:
+		return errors.New("cuda: gather: an index is out of range")
+	case 2:
+		return errors.New("cuda: slice_update: the update does not fit at its start position")
+	case 3:
+		return errors.New("cuda: repeat_interleave: counts are negative or do not sum to the output length")
+	case 4:
+		return errors.New("cuda: dynamic_quantize: an input value is not finite")
+	}
+	return fmt.Errorf("cuda: kernel error %d", code)
+}
+
+// Close waits for the queue and releases it.
+func (q *queue) Close() error {
+	if q.closed {
+		return nil
+	}
+	q.closed = true
+	err := q.Sync(context.Background())
+	b := q.b
+	if q.scratch != nil {
+		b.Free(q.scratch)
+	}
+	if q.blasWS != nil {
+		b.Free(q.blasWS)
+	}
+	return errors.Join(err, b.th.Do(func() error {
+		return errors.Join(b.drv.StreamDestroy(q.stream), b.drv.MemFreeHost(q.stage), b.drv.MemFreeHost(q.errHost))
+	}))
+}
