@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +16,8 @@ import (
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/kernels/cuda"
+	"github.com/tensorforge/forge/models/kokoro"
+	"github.com/tensorforge/forge/models/kokoro/vocab"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
@@ -36,6 +41,7 @@ func gpu(t testing.TB, prec kernels.DType) *cuda.Backend {
 // transcript in f32 and with f16 products.
 func TestGPUWhisperVAD(t *testing.T) {
 	ctx := context.Background()
+	gpu(t, kernels.F32) // skip before the CPU reference where there is no GPU
 	clip, err := audio.ReadWAVFile(testenv.Shared(t, "data", "jfk.wav"))
 	if err != nil {
 		t.Fatal(err)
@@ -114,5 +120,322 @@ func TestGPUWhisperVAD(t *testing.T) {
 				t.Errorf("GPU transcript %q, CPU %q", got.Text, want.Text)
 			}
 		})
+	}
+}
+
+// BenchmarkGPUWhisper times Whisper tiny on the GPU piece by piece, model
+// warm: the log-mel of jfk (host), one encoder window (with the
+// cross-attention keys and values), one greedy decoder step (position
+// 4–40, logits read back), and the whole in-process transcription.
+func BenchmarkGPUWhisper(b *testing.B) {
+	ctx := context.Background()
+	clip, err := audio.ReadWAVFile(testenv.Shared(b, "data", "jfk.wav"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, prec := range []kernels.DType{kernels.F32, kernels.F16} {
+		be := gpu(b, prec)
+		eng := graph.NewEngine(be)
+		m, err := whisper.Open(ctx, eng, "tiny", whisper.F32)
+		if err != nil {
+			b.Skipf("SKIPPED: needs the model weights: %v", err)
+		}
+		opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+		opts.Language = "en"
+		if _, err := m.Transcribe(ctx, clip.Samples, opts); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(prec.String()+"/mel", func(b *testing.B) {
+			for range b.N {
+				a, err := m.NewAudio(clip.Samples)
+				if err != nil {
+					b.Fatal(err)
+				}
+				a.Close()
+			}
+		})
+		a, err := m.NewAudio(clip.Samples)
+		if err != nil {
+			b.Fatal(err)
+		}
+		feats, err := a.Features(nil, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(prec.String()+"/encode", func(b *testing.B) {
+			for range b.N {
+				w, err := m.Encode(ctx, feats)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w.Close()
+			}
+		})
+		b.Run(prec.String()+"/step", func(b *testing.B) {
+			w, err := m.Encode(ctx, feats)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			prefix := []int32{50258, 50259, 50359, 50363}
+			logits := [][]float32{make([]float32, m.Config().Vocab)}
+			token := []int32{440}
+			start := func() {
+				if err := w.Start(ctx, 1, prefix, []int{len(prefix) - 1}, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start()
+			for w.Positions() < 40 {
+				if err := w.Step(ctx, token, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start()
+			b.ResetTimer()
+			for range b.N {
+				if w.Positions() >= 40 {
+					b.StopTimer()
+					start()
+					b.StartTimer()
+				}
+				if err := w.Step(ctx, token, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(prec.String()+"/transcribe", func(b *testing.B) {
+			for range b.N {
+				if _, err := m.Transcribe(ctx, clip.Samples, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		a.Close()
+		m.Close()
+	}
+}
+
+// TestGPUProfileWhisper logs where Whisper tiny's device time goes, step
+// kind by step kind, for one encoder window and a transcription of jfk. It
+// runs only with FORGE_CUDA_PROFILE set (profiling turns CUDA graphs off).
+func TestGPUProfileWhisper(t *testing.T) {
+	if os.Getenv("FORGE_CUDA_PROFILE") == "" {
+		t.Skip("SKIPPED: set FORGE_CUDA_PROFILE=1 to profile the GPU backend")
+	}
+	ctx := context.Background()
+	clip, err := audio.ReadWAVFile(testenv.Shared(t, "data", "jfk.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := gpu(t, kernels.F32)
+	m, err := whisper.Open(ctx, graph.NewEngine(b), "tiny", whisper.F32)
+	if err != nil {
+		t.Skipf("SKIPPED: needs the model weights: %v", err)
+	}
+	defer m.Close()
+	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+	opts.Language = "en"
+	if _, err := m.Transcribe(ctx, clip.Samples, opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Whisper tiny f32, one transcription of jfk:\n%s", b.Profile())
+}
+
+// paragraphPhonemes is cmd/say's 30-word benchmark paragraph as espeak-ng
+// (en-us) phonemises it: the GPU machine has no espeak-ng, so the GPU
+// tests feed these phonemes to Kokoro directly.
+const paragraphPhonemes = "ðɪ ˈoʊld lˈaɪthaʊs kˈiːpɚ klˈaɪmd ðə wˈaɪndɪŋ stˈɛɹz ˈiːtʃ ˈiːvnɪŋ, lˈɪt ðə ɡɹˈeɪt lˈæmp, ænd wˈɑːtʃt ʃˈɪps pˈæs sˈeɪfli θɹuː ðə nˈæɹoʊ tʃˈænəl təwˈɔːɹd ðə kwˈaɪət hˈɑːɹbɚ bᵻjˌɔnd ðə hˈɪl."
+
+// artifactFor opens model id from the cache, or, where only its manifest
+// is there (the GPU machine cannot take Kokoro's 325 MB), builds seeded
+// synthetic weights of the same names and shapes.
+func artifactFor(t testing.TB, id string) (*weights.Artifact, bool) {
+	t.Helper()
+	c, err := weights.NewCache()
+	if err != nil {
+		t.Skipf("SKIPPED: no model cache: %v", err)
+	}
+	if c.Ready(id) {
+		a, err := c.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		return a, false
+	}
+	man, err := c.Manifest(id)
+	if err != nil {
+		t.Skipf("SKIPPED: %s is neither in the cache nor described by a manifest there: %v", id, err)
+	}
+	a, err := weights.Synthetic(*man, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Dir = filepath.Join(c.Root, id)
+	return a, true
+}
+
+// pearson is the correlation of two equally long signals.
+func pearson(a, b []float32) float64 {
+	var ma, mb float64
+	for i := range a {
+		ma += float64(a[i])
+		mb += float64(b[i])
+	}
+	ma /= float64(len(a))
+	mb /= float64(len(b))
+	var sab, saa, sbb float64
+	for i := range a {
+		x, y := float64(a[i])-ma, float64(b[i])-mb
+		sab += x * y
+		saa += x * x
+		sbb += y * y
+	}
+	return sab / math.Sqrt(saa*sbb)
+}
+
+// TestGPUKokoro: Kokoro on the GPU (f32 and f16 products) gives the CPU's
+// waveform for the benchmark paragraph on the same weights (the real ones,
+// or synthetic ones of the real shapes): the same length, Pearson ≥ 0.999.
+func TestGPUKokoro(t *testing.T) {
+	ctx := context.Background()
+	gpus := []*cuda.Backend{gpu(t, kernels.F32), gpu(t, kernels.F16)}
+	// The real weights: Kokoro does not survive synthetic ones (see
+	// weights.Synthetic). The GPU machine gets the int8 artifact, which
+	// fits the transfer and is dequantized to float32 here.
+	id := weights.KokoroV1
+	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
+		id = weights.KokoroV1Int8
+	}
+	a, synthetic := artifactFor(t, id)
+	if synthetic {
+		t.Skipf("SKIPPED: Kokoro needs its real weights (%s or %s) in the model cache", weights.KokoroV1, weights.KokoroV1Int8)
+	}
+	w, err := kokoro.NewWeights(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _, err := vocab.Encode(paragraphPhonemes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	style := make([]float32, 256)
+	for i := range style {
+		style[i] = 0.1 * float32(math.Sin(float64(i)))
+	}
+	synth := func(b kernels.Backend) ([]float32, time.Duration, time.Duration) {
+		m, err := kokoro.New(graph.NewEngine(b), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = m.Float32()
+		wave, err := m.Synthesize(ctx, ids, style, 1) // cold: compiles
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if wave, err = m.Synthesize(ctx, ids, style, 1); err != nil {
+			t.Fatal(err)
+		}
+		warm := time.Since(start)
+		first := ids[:18] // the streaming first piece: 16 tokens and the pads
+		if _, err := m.Synthesize(ctx, first, style, 1); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		if _, err := m.Synthesize(ctx, first, style, 1); err != nil {
+			t.Fatal(err)
+		}
+		return wave, warm, time.Since(start)
+	}
+	want, cpuTime, _ := synth(cpu.New())
+	t.Logf("weights: %s (synthetic: %t); CPU: %d samples in %v", a.ID, synthetic, len(want), cpuTime)
+	for _, b := range gpus {
+		prec := b.Precision()
+		got, warm, first := synth(b)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d samples on the GPU, %d on the CPU", prec, len(got), len(want))
+			continue
+		}
+		r := pearson(got, want)
+		audio := float64(len(got)) / kokoro.SampleRate
+		t.Logf("%s: paragraph in %v (RTF %.4f), first 16-token piece in %v; Pearson %.6f against the CPU", b.Device(), warm, warm.Seconds()/audio, first, r)
+		if r < 0.999 || math.IsNaN(r) {
+			t.Errorf("%s: Pearson %.6f against the CPU, want ≥ 0.999", prec, r)
+		}
+	}
+}
+
+// TestGPUWhisperBase: Whisper base (real or synthetic weights) on the GPU
+// gives the CPU's encoder output (relative L2 ≤ 1e-4 in f32) and the same
+// 16 greedy tokens from it.
+func TestGPUWhisperBase(t *testing.T) {
+	ctx := context.Background()
+	g := gpu(t, kernels.F32)
+	a, synthetic := artifactFor(t, weights.WhisperBase)
+	clip, err := audio.ReadWAVFile(testenv.Shared(t, "data", "jfk.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(b kernels.Backend) ([]float32, []int32) {
+		m, err := whisper.New(graph.NewEngine(b), a, whisper.F32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		au, err := m.NewAudio(clip.Samples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer au.Close()
+		feats, err := au.Features(nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := m.EncoderOutput(ctx, feats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		win, err := m.Encode(ctx, feats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer win.Close()
+		logits := [][]float32{make([]float32, m.Config().Vocab)}
+		prefix := []int32{50258, 50259, 50359, 50363}
+		if err := win.Start(ctx, 1, prefix, []int{len(prefix) - 1}, logits); err != nil {
+			t.Fatal(err)
+		}
+		var toks []int32
+		for range 16 {
+			best := int32(0)
+			for i, v := range logits[0] {
+				if v > logits[0][best] {
+					best = int32(i)
+				}
+			}
+			toks = append(toks, best)
+			if err := win.Step(ctx, []int32{best}, logits); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return enc, toks
+	}
+	wantEnc, wantToks := run(cpu.New())
+	gotEnc, gotToks := run(g)
+	var num, den float64
+	for i := range wantEnc {
+		d := float64(gotEnc[i] - wantEnc[i])
+		num += d * d
+		den += float64(wantEnc[i]) * float64(wantEnc[i])
+	}
+	rel := math.Sqrt(num / den)
+	t.Logf("whisper-base (synthetic %t): encoder relative L2 %.2g; tokens GPU %v, CPU %v", synthetic, rel, gotToks, wantToks)
+	if rel > 1e-4 || math.IsNaN(rel) {
+		t.Errorf("encoder output differs from the CPU's by %g (relative L2)", rel)
+	}
+	if !slices.Equal(gotToks, wantToks) {
+		t.Errorf("greedy tokens differ: GPU %v, CPU %v", gotToks, wantToks)
 	}
 }

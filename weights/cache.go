@@ -328,6 +328,16 @@ type TensorInfo struct {
 	Shape []int             `json:"shape"`
 }
 
+// Manifest reads the manifest of id from the cache, whether or not the
+// model's files are all there: its tensor shapes are what Synthetic needs.
+func (c *Cache) Manifest(id string) (*Manifest, error) {
+	m, err := c.readManifest(id)
+	if err != nil {
+		return nil, fmt.Errorf("weights: %s: %w", id, err)
+	}
+	return m, nil
+}
+
 func (c *Cache) readManifest(id string) (*Manifest, error) {
 	b, err := os.ReadFile(c.manifestPath(id))
 	if err != nil {

@@ -30,6 +30,7 @@ type Backend struct {
 	setup driver.Stream
 
 	precision kernels.DType // F32, or F16/BF16 for matrix products
+	prof      *profiler     // FORGE_CUDA_PROFILE: per-step device times
 
 	dispatches atomic.Int64
 
@@ -78,6 +79,9 @@ func New(opts kernels.Options) (*Backend, error) {
 		return nil, fmt.Errorf("cuda: precision %s is not one of f32, f16, bf16", opts.Precision)
 	}
 	b.mem = &arena{slabSize: 256 << 20, grow: b.mapSlab}
+	if os.Getenv("FORGE_CUDA_PROFILE") != "" {
+		b.prof = &profiler{byKey: map[string]*profEntry{}}
+	}
 	if err := th.Do(func() error {
 		var err error
 		b.setup, err = drv.StreamCreate(driver.StreamNonBlocking)
@@ -190,6 +194,9 @@ func (b *Backend) upload(dst driver.DevicePtr, host []byte) error {
 	}
 	return b.drv.StreamSynchronize(b.setup)
 }
+
+// Precision returns the arithmetic of the backend's matrix products.
+func (b *Backend) Precision() kernels.DType { return b.precision }
 
 // Stats reports launches and device memory.
 func (b *Backend) Stats() kernels.Stats {

@@ -163,85 +163,223 @@ struct AttnArgs {
 	const float* v;
 	const float* mask;
 	float* o;
+	float* part; // forge_attention_rows with splits > 1: [batch·n][splits][dv + 2] partial results
 	i64 qb[4], kb[4], vb[4], ob[4];
 	i64 qr, qc, kr, kc, vr, vc, mr, mc;
 	int bshape[4];
 	int n, s, d, dv;
-	int nb, pad;
+	int nb, splits;
 };
 
-#define ATT_WARPS 4
+#define ATT_WARPS 8
+#define ATT_ROWS 4
 #define ATT_TILE 32
 #define ATT_MAXD 128
 
-// forge_attention: grid (ceil(n/ATT_WARPS), batch), ATT_WARPS warps per
-// block, one query row per warp. Keys and values stream through shared
-// memory 32 at a time; each lane scores one key of the tile, the warp keeps
-// a running max and sum (online softmax), and lane l accumulates output
-// columns l, l+32, … The score matrix never leaves the chip.
-extern "C" __global__ void forge_attention(AttnArgs a) {
-	__shared__ float ks[ATT_TILE][ATT_MAXD + 1];
-	__shared__ float vs[ATT_TILE][ATT_MAXD + 1];
-	__shared__ float qs[ATT_WARPS][ATT_MAXD];
-	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	int row = blockIdx.x * ATT_WARPS + warp;
-	i64 bi = blockIdx.y;
-	i64 qo = 0, ko = 0, vo = 0, oo = 0;
+// batch_offsets turns a block's batch index into each operand's offset.
+__device__ __forceinline__ void batch_offsets(const AttnArgs& a, i64 bi, i64* qo, i64* ko, i64* vo, i64* oo) {
+	*qo = *ko = *vo = *oo = 0;
 	for (int t = a.nb - 1; t >= 0; t--) {
 		i64 c = bi % a.bshape[t];
 		bi /= a.bshape[t];
-		qo += c * a.qb[t];
-		ko += c * a.kb[t];
-		vo += c * a.vb[t];
-		oo += c * a.ob[t];
+		*qo += c * a.qb[t];
+		*ko += c * a.kb[t];
+		*vo += c * a.vb[t];
+		*oo += c * a.ob[t];
 	}
-	bool active = row < a.n;
-	if (active)
-		for (int c = lane; c < a.d; c += 32) qs[warp][c] = a.q[qo + row * a.qr + c * a.qc];
-	float acc[ATT_MAXD / 32];
-	for (int t = 0; t < ATT_MAXD / 32; t++) acc[t] = 0;
-	float m = -FINF, l = 0;
+}
+
+// forge_attention: grid (ceil(n / (ATT_WARPS·ATT_ROWS)), batch), ATT_WARPS
+// warps per block, ATT_ROWS query rows per warp. Keys and values stream
+// through shared memory 32 at a time (one tile serves the block's 32 rows);
+// each lane scores one key of the tile for each of its warp's rows, the
+// warp keeps a running max and sum per row (online softmax), and lane l
+// accumulates output columns l, l+32, … The score matrix never leaves the
+// chip. Dynamic shared memory: K tile [32][d+1], V tile [32][dv+1], queries
+// [ATT_WARPS·ATT_ROWS][d].
+extern "C" __global__ void forge_attention(AttnArgs a) {
+	extern __shared__ float sm[];
+	int d1 = a.d + 1, dv1 = a.dv + 1;
+	float* ks = sm;
+	float* vs = ks + ATT_TILE * d1;
+	float* qs = vs + ATT_TILE * dv1;
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int row0 = (blockIdx.x * ATT_WARPS + warp) * ATT_ROWS;
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	for (int r = 0; r < ATT_ROWS; r++) {
+		int row = row0 + r;
+		for (int c = lane; c < a.d; c += 32)
+			qs[(warp * ATT_ROWS + r) * a.d + c] = row < a.n ? a.q[qo + row * a.qr + c * a.qc] : 0.f;
+	}
+	int nt = (a.dv + 31) / 32;
+	float acc[ATT_ROWS][ATT_MAXD / 32];
+	float m[ATT_ROWS], l[ATT_ROWS];
+	for (int r = 0; r < ATT_ROWS; r++) {
+		m[r] = -FINF;
+		l[r] = 0;
+		for (int t = 0; t < ATT_MAXD / 32; t++) acc[r][t] = 0;
+	}
 	for (int k0 = 0; k0 < a.s; k0 += ATT_TILE) {
 		__syncthreads();
 		int tk = min(ATT_TILE, a.s - k0);
+		// Consecutive threads load along whichever axis is contiguous in
+		// memory, so a key matrix stored transposed ([d, s]) still loads
+		// coalesced.
 		for (int e = threadIdx.x; e < ATT_TILE * a.d; e += blockDim.x) {
-			int j = e / a.d, c = e % a.d;
-			ks[j][c] = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+			int j, c;
+			if (a.kc == 1) j = e / a.d, c = e % a.d;
+			else j = e % ATT_TILE, c = e / ATT_TILE;
+			ks[j * d1 + c] = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
 		}
 		for (int e = threadIdx.x; e < ATT_TILE * a.dv; e += blockDim.x) {
-			int j = e / a.dv, c = e % a.dv;
-			vs[j][c] = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+			int j, c;
+			if (a.vc == 1) j = e / a.dv, c = e % a.dv;
+			else j = e % ATT_TILE, c = e / ATT_TILE;
+			vs[j * dv1 + c] = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
 		}
 		__syncthreads();
-		if (!active) continue;
+		if (row0 >= a.n) continue;
+		float p[ATT_ROWS];
+		for (int r = 0; r < ATT_ROWS; r++) {
+			const float* qr = qs + (warp * ATT_ROWS + r) * a.d;
+			float sc = -FINF;
+			if (lane < tk) {
+				float dot = 0;
+				for (int c = 0; c < a.d; c++) dot = fmaf(qr[c], ks[lane * d1 + c], dot);
+				if (a.mask && row0 + r < a.n) dot += a.mask[(row0 + r) * a.mr + (i64)(k0 + lane) * a.mc];
+				sc = dot;
+			}
+			float mn = fmaxf(m[r], warp_max(sc));
+			if (mn == -FINF) {
+				p[r] = 0;
+				continue;
+			}
+			p[r] = lane < tk ? __expf(sc - mn) : 0.f;
+			float corr = __expf(m[r] - mn);
+			l[r] = l[r] * corr + warp_sum(p[r]);
+			for (int t = 0; t < ATT_MAXD / 32; t++) acc[r][t] *= corr;
+			m[r] = mn;
+		}
+		for (int j = 0; j < tk; j++) {
+			const float* vr = vs + j * dv1;
+			for (int r = 0; r < ATT_ROWS; r++) {
+				float pj = __shfl_sync(0xffffffffu, p[r], j);
+				for (int t = 0; t < ATT_MAXD / 32; t++)
+					if (t < nt && lane + 32 * t < a.dv) acc[r][t] = fmaf(pj, vr[lane + 32 * t], acc[r][t]);
+			}
+		}
+	}
+	for (int r = 0; r < ATT_ROWS; r++) {
+		int row = row0 + r;
+		if (row >= a.n) break;
+		float inv = 1.f / l[r];
+		for (int t = 0; t < ATT_MAXD / 32; t++) {
+			int c = lane + 32 * t;
+			if (t < nt && c < a.dv) a.o[oo + (i64)row * a.dv + c] = acc[r][t] * inv;
+		}
+	}
+}
+
+// forge_attention_rows serves a few query rows (a decoder step): grid (n,
+// batch, splits); block z takes the z-th of `splits` equal runs of keys, its
+// ATT_WARPS warps split that run (warp w takes tiles w, w+ATT_WARPS, …),
+// each lane scores one key straight from memory, and the warps' partial
+// softmax sums combine at the end: into the output when splits = 1, else
+// into a.part, which forge_attention_combine reduces. Shared memory: the
+// query row and the warps' partial results (static).
+extern "C" __global__ void forge_attention_rows(AttnArgs a) {
+	__shared__ float q[ATT_MAXD];
+	__shared__ float pacc[ATT_WARPS][ATT_MAXD];
+	__shared__ float pm[ATT_WARPS], pl[ATT_WARPS];
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int row = blockIdx.x;
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	int per = (a.s + a.splits - 1) / a.splits;
+	per = (per + ATT_TILE - 1) / ATT_TILE * ATT_TILE;
+	int kbeg = blockIdx.z * per, kend = min(a.s, kbeg + per);
+	for (int c = threadIdx.x; c < a.d; c += blockDim.x) q[c] = a.q[qo + row * a.qr + c * a.qc];
+	__syncthreads();
+	int nt = (a.dv + 31) / 32;
+	float acc[ATT_MAXD / 32];
+	for (int t = 0; t < ATT_MAXD / 32; t++) acc[t] = 0;
+	float m = -FINF, l = 0;
+	for (int k0 = kbeg + warp * ATT_TILE; k0 < kend; k0 += ATT_WARPS * ATT_TILE) {
+		int tk = min(ATT_TILE, kend - k0);
 		float sc = -FINF;
 		if (lane < tk) {
+			const float* kr = a.k + ko + (i64)(k0 + lane) * a.kr;
 			float dot = 0;
-			for (int c = 0; c < a.d; c++) dot = fmaf(qs[warp][c], ks[lane][c], dot);
+#pragma unroll 8
+			for (int c = 0; c < a.d; c++) dot = fmaf(q[c], kr[(i64)c * a.kc], dot);
 			if (a.mask) dot += a.mask[row * a.mr + (i64)(k0 + lane) * a.mc];
 			sc = dot;
 		}
-		float mt = warp_max(sc);
-		float mn = fmaxf(m, mt);
-		if (mn == -FINF) continue; // nothing but −∞ so far
+		float mn = fmaxf(m, warp_max(sc));
+		if (mn == -FINF) continue;
 		float p = lane < tk ? __expf(sc - mn) : 0.f;
 		float corr = __expf(m - mn);
 		l = l * corr + warp_sum(p);
 		for (int t = 0; t < ATT_MAXD / 32; t++) acc[t] *= corr;
+		m = mn;
+#pragma unroll 4
 		for (int j = 0; j < tk; j++) {
 			float pj = __shfl_sync(0xffffffffu, p, j);
-			for (int t = 0; t < ATT_MAXD / 32; t++) {
-				int c = lane + 32 * t;
-				if (c < a.dv) acc[t] = fmaf(pj, vs[j][c], acc[t]);
-			}
+			const float* vr = a.v + vo + (i64)(k0 + j) * a.vr;
+			for (int t = 0; t < ATT_MAXD / 32; t++)
+				if (t < nt && lane + 32 * t < a.dv) acc[t] = fmaf(pj, vr[(i64)(lane + 32 * t) * a.vc], acc[t]);
 		}
-		m = mn;
 	}
-	if (!active) return;
-	float inv = 1.f / l;
-	for (int t = 0; t < ATT_MAXD / 32; t++) {
+	for (int t = 0; t < ATT_MAXD / 32; t++)
+		if (t < nt && lane + 32 * t < a.dv) pacc[warp][lane + 32 * t] = acc[t];
+	if (lane == 0) {
+		pm[warp] = m;
+		pl[warp] = l;
+	}
+	__syncthreads();
+	if (warp != 0) return;
+	float mx = -FINF;
+	for (int w = 0; w < ATT_WARPS; w++) mx = fmaxf(mx, pm[w]);
+	float tot = 0;
+	for (int w = 0; w < ATT_WARPS; w++) tot += pm[w] == -FINF ? 0.f : pl[w] * __expf(pm[w] - mx);
+	float* part = a.splits > 1 ? a.part + (((i64)blockIdx.y * a.n + row) * a.splits + blockIdx.z) * (a.dv + 2) : 0;
+	for (int t = 0; t < nt; t++) {
 		int c = lane + 32 * t;
-		if (c < a.dv) a.o[oo + (i64)row * a.dv + c] = acc[t] * inv;
+		if (c >= a.dv) break;
+		float v = 0;
+		for (int w = 0; w < ATT_WARPS; w++)
+			if (pm[w] != -FINF) v += pacc[w][c] * __expf(pm[w] - mx);
+		if (part) part[c] = v;
+		else a.o[oo + (i64)row * a.dv + c] = v / tot;
+	}
+	if (part && lane == 0) {
+		part[a.dv] = mx;
+		part[a.dv + 1] = tot;
+	}
+}
+
+// forge_attention_combine reduces forge_attention_rows' partial results:
+// one warp per (batch, row); grid (n, batch).
+extern "C" __global__ void forge_attention_combine(AttnArgs a) {
+	int lane = threadIdx.x, row = blockIdx.x;
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const float* part = a.part + ((i64)blockIdx.y * a.n + row) * a.splits * (a.dv + 2);
+	float mx = -FINF;
+	for (int z = 0; z < a.splits; z++) mx = fmaxf(mx, part[z * (a.dv + 2) + a.dv]);
+	float tot = 0;
+	for (int z = 0; z < a.splits; z++) {
+		float mz = part[z * (a.dv + 2) + a.dv];
+		if (mz != -FINF) tot += part[z * (a.dv + 2) + a.dv + 1] * __expf(mz - mx);
+	}
+	for (int c = lane; c < a.dv; c += 32) {
+		float v = 0;
+		for (int z = 0; z < a.splits; z++) {
+			float mz = part[z * (a.dv + 2) + a.dv];
+			if (mz != -FINF) v += part[z * (a.dv + 2) + c] * __expf(mz - mx);
+		}
+		a.o[oo + (i64)row * a.dv + c] = v / tot;
 	}
 }
 
@@ -670,4 +808,11 @@ extern "C" __global__ void forge_im2col(const float* x, void* col, int n, int Ci
 		if (half == 0) ((float*)col)[e] = v;
 		else ((unsigned short*)col)[e] = half == 2 ? f32_to_bf16(v) : f32_to_f16(v);
 	}
+}
+
+// forge_fill_rows sets y [rows, cols] to bias[row] in every column: the
+// starting value of a convolution's product (which then adds with β = 1).
+extern "C" __global__ void forge_fill_rows(float* y, const float* bias, int rows, i64 cols) {
+	i64 total = (i64)rows * cols;
+	for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) y[e] = bias[e / cols];
 }

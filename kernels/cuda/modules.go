@@ -42,17 +42,27 @@ func newModules(b *Backend, dir string) *modules {
 
 // fixedKernels lists the entry points of kernels.cu.
 var fixedKernels = []string{
-	"forge_softmax", "forge_layer_norm", "forge_group_norm", "forge_attention",
+	"forge_softmax", "forge_layer_norm", "forge_group_norm", "forge_attention", "forge_attention_rows", "forge_attention_combine",
 	"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
 	"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
 	"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",
-	"forge_to_half", "forge_im2col",
+	"forge_to_half", "forge_im2col", "forge_fill_rows",
 }
 
 // loadFixed compiles (or loads from the cache) the hand-written kernels.
 func (m *modules) loadFixed() error {
-	_, err := m.load("kernels.cu", fixedSource, fixedKernels)
-	return err
+	if _, err := m.load("kernels.cu", fixedSource, fixedKernels); err != nil {
+		return err
+	}
+	// Attention's tiles for the largest heads need more than the 48 KiB of
+	// shared memory a block gets without asking.
+	f := m.fixed("forge_attention")
+	return m.b.th.Do(func() error {
+		if err := m.b.drv.FuncSetAttribute(f, driver.FuncMaxDynamicSharedBytes, attShared); err != nil {
+			return fmt.Errorf("cuda: attention's shared memory: %w", err)
+		}
+		return nil
+	})
 }
 
 // function returns a loaded kernel by name, compiling src (which defines

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/codegen"
+	"github.com/tensorforge/forge/kernels/cuda/cublaslt"
 	"github.com/tensorforge/forge/kernels/cuda/driver"
 )
 
@@ -207,14 +208,34 @@ func (q *queue) fused(s *kernels.Step, bufs []kernels.Buffer) error {
 	return q.b.drv.Launch(fn, driver.Dim3{X: grid}, driver.Dim3{X: 256}, 0, q.stream, args)
 }
 
+// Attention kernel geometry, as kernels.cu defines it (ATT_WARPS,
+// ATT_ROWS, ATT_TILE); queries of at most attRowsMax rows take the
+// row-splitting kernel.
+const (
+	attWarps   = 8
+	attRows    = 4
+	attTile    = 32
+	attRowsMax = 8
+	// attShared is the dynamic shared memory forge_attention may use: its
+	// tiles and queries for d = dv = 128.
+	attShared = 4 * (attTile*129 + attTile*129 + attWarps*attRows*128)
+)
+
+// attSplits is how many blocks share the keys of one row in
+// forge_attention_rows: enough to give the GPU a few hundred blocks, each
+// with at least a tile per warp.
+func attSplits(rows, keys int) int {
+	return max(1, min((keys+attWarps*attTile-1)/(attWarps*attTile), (264+rows-1)/rows))
+}
+
 // attnArgs mirrors kernels.cu's AttnArgs.
 type attnArgs struct {
-	q, k, v, mask, o               uint64
+	q, k, v, mask, o, part         uint64
 	qb, kb, vb, ob                 [4]int64
 	qr, qc, kr, kc, vr, vc, mr, mc int64
 	bshape                         [4]int32
 	n, s, d, dv                    int32
-	nb, pad                        int32
+	nb, splits                     int32
 }
 
 // attention launches forge_attention: q [..., n, d], k [..., s, d], v
@@ -249,9 +270,27 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	if batch == 0 || a.n == 0 {
 		return nil
 	}
-	f := q.b.mods.fixed("forge_attention")
+	if a.n <= attRowsMax {
+		// A few rows (a decoder step): the keys of a row are split between
+		// blocks and between the warps of each block.
+		a.splits = int32(attSplits(int(a.n)*batch, int(a.s)))
+		if a.splits > 1 {
+			a.part = uint64(q.scratch.ptr)
+		}
+		args := q.args.Reset().Bytes(structBytes(&a))
+		f := q.b.mods.fixed("forge_attention_rows")
+		if err := q.b.drv.Launch(f, driver.Dim3{X: uint32(a.n), Y: uint32(batch), Z: uint32(a.splits)}, driver.Dim3{X: 32 * attWarps}, 0, q.stream, args); err != nil {
+			return err
+		}
+		if a.splits == 1 {
+			return nil
+		}
+		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, q.stream, args)
+	}
 	args := q.args.Reset().Bytes(structBytes(&a))
-	return q.b.drv.Launch(f, driver.Dim3{X: blocks(int64(a.n), 4), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
+	f := q.b.mods.fixed("forge_attention")
+	shared := uint32(4 * (attTile*(a.d+1) + attTile*(a.dv+1) + attWarps*attRows*a.d))
+	return q.b.drv.Launch(f, driver.Dim3{X: blocks(int64(a.n), attWarps*attRows), Y: uint32(batch)}, driver.Dim3{X: 32 * attWarps}, shared, q.stream, args)
 }
 
 // padArgs mirrors kernels.cu's PadArgs.
@@ -316,6 +355,9 @@ func (q *queue) conv(s *kernels.Step, bufs []kernels.Buffer) error {
 	if total == 0 {
 		return nil
 	}
+	if cols, ok := convGEMM(s, q.b); ok {
+		return q.convGEMM(s, bufs, cols)
+	}
 	name := "forge_conv1d"
 	if s.Op == kernels.OpConvTranspose1d {
 		name = "forge_conv_transpose1d"
@@ -363,10 +405,103 @@ func (q *queue) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 }
 
 // scratchBytes is the per-queue workspace a step needs: half-precision
-// copies of a product's operands.
-func scratchBytes(s *kernels.Step, precision kernels.DType) (int, error) {
-	if s.Op == kernels.OpMatMul && precision != kernels.F32 && len(s.In) >= 2 && len(s.Out) == 1 {
-		return matmulScratch(s), nil
+// copies of a product's operands, a convolution's columns.
+func scratchBytes(s *kernels.Step, b *Backend) int {
+	if s.Op == kernels.OpMatMul && b.precision != kernels.F32 && len(s.In) >= 2 && len(s.Out) == 1 {
+		return matmulScratch(s)
 	}
-	return 0, nil
+	if cols, ok := convGEMM(s, b); ok {
+		return cols
+	}
+	if s.Op == kernels.OpAttention && len(s.In) >= 3 {
+		q, k, v := s.In[0], s.In[1], s.In[2]
+		r := len(q.Shape)
+		if n := q.Shape[r-2]; n <= attRowsMax {
+			rows := q.Len() / max(q.Shape[r-1], 1)
+			return rows * attSplits(rows, k.Shape[r-2]) * (v.Shape[r-1] + 2) * 4
+		}
+	}
+	return 0
+}
+
+// convGEMM reports whether a convolution runs as columns (im2col) times
+// the weight on cuBLASLt, and the bytes of columns it needs: ungrouped
+// convolutions with enough work to beat the direct kernel, whose columns
+// fit a bounded workspace.
+func convGEMM(s *kernels.Step, b *Backend) (int, bool) {
+	if s.Op != kernels.OpConv1d || b.blas == nil || len(s.In) < 2 || len(s.Out) != 1 {
+		return 0, false
+	}
+	a, ok := s.Attr.(kernels.ConvAttr)
+	if !ok || max(a.Groups, 1) != 1 {
+		return 0, false
+	}
+	x, w, y := s.In[0], s.In[1], s.Out[0]
+	cin, k, cout, lout := x.Shape[1], w.Shape[2], y.Shape[1], y.Shape[2]
+	es := 4
+	if b.precision != kernels.F32 {
+		es = 2
+	}
+	cols := cin * k * lout * es
+	work := cout * cin * k * lout
+	if work < 1<<22 || cols > 256<<20 || cin*k == 0 {
+		return 0, false
+	}
+	need := roundUp(cols)
+	if es == 2 && !w.Contiguous() {
+		return 0, false
+	}
+	return need + roundUp(cout*cin*k*es), true
+}
+
+// convGEMM runs a convolution as im2col and one product per batch element:
+// y[n] [Cout, Lout] = W [Cout, Cin·K] · cols [Cin·K, Lout] (+ bias).
+func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer, _ int) error {
+	x, w, y := s.In[0], s.In[1], s.Out[0]
+	at := s.Attr.(kernels.ConvAttr)
+	N, cin, L := x.Shape[0], x.Shape[1], x.Shape[2]
+	cout, k, lout := y.Shape[1], w.Shape[2], y.Shape[2]
+	half := int32(0)
+	gm := cublaslt.GEMM{M: cout, N: lout, K: cin * k, LDA: cin * k, LDB: lout, LDC: lout, Alpha: 1,
+		In: cublaslt.F32, Out: cublaslt.F32, Workspace: q.blasWS.ptr, WorkspaceBytes: q.blasWS.n, Stream: q.stream}
+	cols := q.scratch.ptr
+	gm.A = ptr(bufs, w)
+	if q.b.precision != kernels.F32 {
+		half, gm.In = 1, cublaslt.F16
+		if q.b.precision == kernels.BF16 {
+			half, gm.In = 2, cublaslt.BF16
+		}
+		wv := w
+		wv.Shape, wv.Strides = []int{cout, cin * k}, []int{cin * k, 1}
+		var err error
+		if bufs[w.Slot].(*buffer).wrapped {
+			gm.A, err = q.constHalf(wv, bufs, 1, 0)
+		} else {
+			gm.A = cols + driver.DevicePtr(roundUp(cin*k*lout*2))
+			err = q.toHalf(wv, bufs, 1, 0, gm.A, q.stream)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	gm.B = cols
+	grid := uint32(q.b.info.SMs * 8)
+	for n := range N {
+		if err := q.run("forge_im2col", grid, 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(cols).I32(int32(n)).I32(int32(cin)).I32(int32(L)).I32(int32(k)).I32(int32(lout)).
+			I32(int32(max(at.Stride, 1))).I32(int32(at.PadLeft)).I32(int32(max(at.Dilation, 1))).I32(half)); err != nil {
+			return err
+		}
+		step := gm
+		step.C = ptr(bufs, y) + driver.DevicePtr(n*cout*lout*4)
+		if len(s.In) > 2 {
+			if err := q.run("forge_fill_rows", grid, 256, 0, q.args.Reset().Ptr(step.C).Ptr(ptr(bufs, s.In[2])).I32(int32(cout)).I64(int64(lout))); err != nil {
+				return err
+			}
+			step.Beta = 1
+		}
+		if err := q.b.blas.h.Matmul(&step); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -23,12 +23,9 @@ func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
 	p := &plan{b: b, steps: steps, fused: make([]*preparedFused, len(steps)), graphs: map[string]*capture{}}
 	for i := range steps {
 		s := &steps[i]
-		n, err := scratchBytes(s, b.precision)
-		if err != nil {
-			return nil, err
-		}
-		p.scratch = max(p.scratch, n)
+		p.scratch = max(p.scratch, scratchBytes(s, b))
 		var f *preparedFused
+		var err error
 		switch s.Op {
 		case kernels.OpFused:
 			f, err = b.prepareFused(s)
@@ -160,7 +157,7 @@ func (p *plan) Run(ctx context.Context, kq kernels.Queue, bufs []kernels.Buffer)
 		c = &capture{}
 		p.graphs[key] = c
 	}
-	record := c != nil && c.exec == 0 && c.runs == 1 && !p.uncapture
+	record := c != nil && c.exec == 0 && c.runs == 1 && !p.uncapture && p.b.prof == nil
 	if c != nil {
 		c.runs++
 	}
@@ -195,16 +192,27 @@ func (p *plan) Run(ctx context.Context, kq kernels.Queue, bufs []kernels.Buffer)
 
 // launchAll launches every step (on the backend's thread).
 func (p *plan) launchAll(q *queue, bufs []kernels.Buffer) error {
+	if p.b.prof != nil {
+		return p.b.prof.run(p.b, q, p.steps, func(i int) error { return p.launchOne(q, bufs, i) })
+	}
 	for i := range p.steps {
-		var err error
-		if f := p.fused[i]; f != nil {
-			err = f.launch(q, bufs)
-		} else {
-			err = q.launch(&p.steps[i], bufs)
+		if err := p.launchOne(q, bufs, i); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("step %d (%s): %w", i, p.steps[i].Name, err)
-		}
+	}
+	return nil
+}
+
+// launchOne launches step i.
+func (p *plan) launchOne(q *queue, bufs []kernels.Buffer, i int) error {
+	var err error
+	if f := p.fused[i]; f != nil {
+		err = f.launch(q, bufs)
+	} else {
+		err = q.launch(&p.steps[i], bufs)
+	}
+	if err != nil {
+		return fmt.Errorf("step %d (%s): %w", i, p.steps[i].Name, err)
 	}
 	return nil
 }

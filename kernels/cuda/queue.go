@@ -146,11 +146,7 @@ func (q *queue) Launch(ctx context.Context, s *kernels.Step, bufs []kernels.Buff
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	need, err := scratchBytes(s, q.b.precision)
-	if err != nil {
-		return err
-	}
-	if err := q.ensureScratch(need); err != nil {
+	if err := q.ensureScratch(scratchBytes(s, q.b)); err != nil {
 		return err
 	}
 	return q.b.th.Do(func() error {

@@ -120,7 +120,8 @@ func TestValidate(t *testing.T) {
 		{"short lda transposed", func(g *GEMM) { g.TransA, g.LDA = true, 3 }, "leading dimension of A is 3, less than its 4 columns"},
 		{"short ldc", func(g *GEMM) { g.LDC = 4 }, "leading dimension of C"},
 		{"batched C without stride", func(g *GEMM) { g.Batch, g.StrideA, g.StrideB = 2, 24, 30 }, "non-zero StrideC"},
-		{"overlapping batch", func(g *GEMM) { g.Batch, g.StrideA, g.StrideB, g.StrideC = 2, 23, 30, 20 }, "batch stride of A (23) overlaps"},
+		{"overlapping outputs", func(g *GEMM) { g.Batch, g.StrideA, g.StrideB, g.StrideC = 2, 24, 30, 19 }, "batch stride of C (19) overlaps"},
+		{"interleaved inputs", func(g *GEMM) { g.Batch, g.StrideA, g.StrideB, g.StrideC = 2, 6, 5, 20 }, ""},
 		{"broadcast B", func(g *GEMM) { g.Batch, g.StrideA, g.StrideC = 3, 24, 20 }, ""},
 		{"workspace size without memory", func(g *GEMM) { g.WorkspaceBytes = 1024 }, "WorkspaceBytes without a Workspace"},
 	}

@@ -189,7 +189,10 @@ func (g *GEMM) validate() error {
 		if m.ld < m.width {
 			return fmt.Errorf("cublaslt: GEMM: leading dimension of %s is %d, less than its %d columns", m.name, m.ld, m.width)
 		}
-		if g.Batch > 1 && m.stride != 0 && m.stride < int64(m.ld)*int64(m.rows-1)+int64(m.width) {
+		// Inputs may interleave (the heads of a [tokens, heads·d] matrix
+		// are batch members d apart), as cuBLAS's strided batches allow;
+		// outputs must not, or members would overwrite each other.
+		if m.name == "C" && g.Batch > 1 && m.stride < int64(m.ld)*int64(m.rows-1)+int64(m.width) {
 			return fmt.Errorf("cublaslt: GEMM: batch stride of %s (%d) overlaps its %dx%d matrices", m.name, m.stride, m.rows, m.width)
 		}
 	}

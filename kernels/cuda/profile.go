@@ -1,0 +1,112 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cuda/driver"
+)
+
+// profiler times every step on the device with events around it, when
+// FORGE_CUDA_PROFILE is set: plans then run step by step (no CUDA graphs)
+// and each run waits for the device, so it is for finding where time goes,
+// not for measuring totals.
+type profiler struct {
+	mu     sync.Mutex
+	events []driver.Event
+	byKey  map[string]*profEntry
+}
+
+type profEntry struct {
+	count int
+	ms    float64
+}
+
+// run launches steps with events around each and adds their device times
+// (on the backend's thread).
+func (pr *profiler) run(b *Backend, q *queue, steps []kernels.Step, launch func(i int) error) error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for len(pr.events) < 2*len(steps) {
+		e, err := b.drv.EventCreate(driver.EventDefault)
+		if err != nil {
+			return err
+		}
+		pr.events = append(pr.events, e)
+	}
+	for i := range steps {
+		if err := b.drv.EventRecord(pr.events[2*i], q.stream); err != nil {
+			return err
+		}
+		if err := launch(i); err != nil {
+			return err
+		}
+		if err := b.drv.EventRecord(pr.events[2*i+1], q.stream); err != nil {
+			return err
+		}
+	}
+	if err := b.drv.StreamSynchronize(q.stream); err != nil {
+		return err
+	}
+	for i := range steps {
+		ms, err := b.drv.EventElapsedTime(pr.events[2*i], pr.events[2*i+1])
+		if err != nil {
+			return err
+		}
+		s := &steps[i]
+		key := s.Op.String()
+		if len(s.Out) > 0 {
+			key += fmt.Sprint(s.Out[0].Shape)
+		}
+		if s.Op == kernels.OpFused || s.Op == kernels.OpReduce {
+			key += " " + s.Name
+		}
+		e := pr.byKey[key]
+		if e == nil {
+			e = &profEntry{}
+			pr.byKey[key] = e
+		}
+		e.count++
+		e.ms += float64(ms)
+	}
+	return nil
+}
+
+// Profile returns the device time per kind of step since the backend was
+// opened, largest first (empty unless FORGE_CUDA_PROFILE was set).
+func (b *Backend) Profile() string {
+	pr := b.prof
+	if pr == nil {
+		return ""
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	keys := make([]string, 0, len(pr.byKey))
+	total := 0.0
+	for k, e := range pr.byKey {
+		keys = append(keys, k)
+		total += e.ms
+	}
+	slices.SortFunc(keys, func(a, c string) int {
+		switch {
+		case pr.byKey[a].ms > pr.byKey[c].ms:
+			return -1
+		case pr.byKey[a].ms < pr.byKey[c].ms:
+			return 1
+		}
+		return strings.Compare(a, c)
+	})
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "device time %.3f ms in %d kinds of step\n", total, len(keys))
+	for i, k := range keys {
+		if i == 30 {
+			break
+		}
+		e := pr.byKey[k]
+		fmt.Fprintf(&sb, "%9.3f ms %6d× %8.1f µs  %s\n", e.ms, e.count, 1000*e.ms/float64(e.count), k)
+	}
+	return sb.String()
+}
