@@ -3,6 +3,7 @@ package kokoro
 import (
 	"context"
 	"errors"
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"math"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/tensorforge/forge/internal/testenv"
 
-	"github.com/tensorforge/forge/dsp/fft"
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
@@ -120,45 +120,6 @@ func loadTestModel(t testing.TB) *Model {
 	return testModel
 }
 
-// relL2 is ‖a−b‖/‖b‖.
-func relL2(a, b []float32) float64 {
-	var num, den float64
-	for i := range b {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(b[i]) * float64(b[i])
-	}
-	return math.Sqrt(num / den)
-}
-
-// maxAbs is max |a−b|.
-func maxAbs(a, b []float32) float64 {
-	var m float64
-	for i := range b {
-		m = math.Max(m, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return m
-}
-
-// pearson is the correlation coefficient of a and b.
-func pearson(a, b []float32) float64 {
-	n := float64(len(a))
-	var sa, sb float64
-	for i := range a {
-		sa += float64(a[i])
-		sb += float64(b[i])
-	}
-	ma, mb := sa/n, sb/n
-	var cov, va, vb float64
-	for i := range a {
-		x, y := float64(a[i])-ma, float64(b[i])-mb
-		cov += x * y
-		va += x * x
-		vb += y * y
-	}
-	return cov / math.Sqrt(va*vb)
-}
-
 func TestGoldenDurations(t *testing.T) {
 	m := loadTestModel(t)
 	for _, name := range goldenCases {
@@ -176,8 +137,8 @@ func TestGoldenDurations(t *testing.T) {
 					t.Errorf("pred_dur[%d] = %d, golden %d (float %v vs %v)", i, tr.Durations[i], g.dur[i], tr.DurationsFloat[i], g.durFloat[i])
 				}
 			}
-			t.Logf("pred_dur identical: %v; pred_dur_float max abs %.3g", !t.Failed(), maxAbs(tr.DurationsFloat, g.durFloat))
-			if d := maxAbs(tr.DurationsFloat, g.durFloat); d > 1e-3 {
+			t.Logf("pred_dur identical: %v; pred_dur_float max abs %.3g", !t.Failed(), signalcmp.MaxAbs(tr.DurationsFloat, g.durFloat))
+			if d := signalcmp.MaxAbs(tr.DurationsFloat, g.durFloat); d > 1e-3 {
 				t.Errorf("pred_dur_float max abs %.3g > 1e-3", d)
 			}
 		})
@@ -220,7 +181,7 @@ func testGoldenCase(t *testing.T, m *Model, name string) {
 			t.Fatalf("pred_dur[%d] = %d, golden %d", i, tr.Durations[i], g.dur[i])
 		}
 	}
-	f0, nn, asr := relL2(tr.F0, g.f0), relL2(tr.N, g.n), relL2(tr.ASR, g.asr)
+	f0, nn, asr := signalcmp.RelL2(tr.F0, g.f0), signalcmp.RelL2(tr.N, g.n), signalcmp.RelL2(tr.ASR, g.asr)
 	t.Logf("f0_pred relL2 %.2e, n_pred %.2e, asr_aligned %.2e", f0, nn, asr)
 	for _, c := range []struct {
 		what string
@@ -233,7 +194,7 @@ func testGoldenCase(t *testing.T, m *Model, name string) {
 	if len(tr.Audio) != len(g.waveform) {
 		t.Fatalf("waveform length %d, golden %d", len(tr.Audio), len(g.waveform))
 	}
-	r, p, ls := relL2(tr.Audio, g.waveform), pearson(tr.Audio, g.waveform), logSpectralRMS(t, tr.Audio, g.waveform)
+	r, p, ls := signalcmp.RelL2(tr.Audio, g.waveform), signalcmp.Pearson(tr.Audio, g.waveform), logSpectral(t, tr.Audio, g.waveform)
 	t.Logf("waveform: %d samples, rel L2 %.4f, Pearson %.5f, log-spectral RMS %.4f", len(tr.Audio), r, p, ls)
 	if !(ls <= 0.15) {
 		t.Errorf("log10 STFT magnitude RMS difference %.4f > 0.15", ls)
@@ -241,45 +202,6 @@ func testGoldenCase(t *testing.T, m *Model, name string) {
 	if !(r <= 0.2) || !(p >= 0.99) {
 		t.Errorf("waveform rel L2 %.4f (≤ 0.2), Pearson %.5f (≥ 0.99)", r, p)
 	}
-}
-
-// logSpectralRMS is the RMS difference of log10 STFT magnitudes (Hann
-// 1024, hop 256, magnitudes floored at 1e-5), the README's loose check of
-// two waveforms that may drift in phase.
-func logSpectralRMS(t testing.TB, a, b []float32) float64 {
-	const n, hop = 1024, 256
-	plan, err := fft.NewRealPlan(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := make([]float32, n)
-	for i := range w {
-		w[i] = float32(0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/n))
-	}
-	frame := make([]float32, n)
-	spec := make([]complex64, plan.Bins())
-	logMag := func(x []float32, start int) []float64 {
-		for i := range frame {
-			frame[i] = x[start+i] * w[i]
-		}
-		plan.Forward(spec, frame)
-		out := make([]float64, len(spec))
-		for k, c := range spec {
-			out[k] = math.Log10(math.Max(math.Hypot(float64(real(c)), float64(imag(c))), 1e-5))
-		}
-		return out
-	}
-	var sum float64
-	var cnt int
-	for start := 0; start+n <= min(len(a), len(b)); start += hop {
-		la, lb := logMag(a, start), logMag(b, start)
-		for k := range la {
-			d := la[k] - lb[k]
-			sum += d * d
-			cnt++
-		}
-	}
-	return math.Sqrt(sum / float64(cnt))
 }
 
 // TestInt8 runs the int8 artifact (weights dequantized at load) on two
@@ -328,11 +250,21 @@ func TestInt8(t *testing.T) {
 			if len(tr.Audio) != len(g.waveform) {
 				return // frames shifted: spectra no longer line up
 			}
-			ls := logSpectralRMS(t, tr.Audio, g.waveform)
-			t.Logf("int8: f0_pred rel L2 %.3g, log-spectral RMS %.3f", relL2(tr.F0, g.f0), ls)
+			ls := logSpectral(t, tr.Audio, g.waveform)
+			t.Logf("int8: f0_pred rel L2 %.3g, log-spectral RMS %.3f", signalcmp.RelL2(tr.F0, g.f0), ls)
 			if !(ls <= 0.35) {
 				t.Errorf("int8 log-spectral RMS difference %.3f > 0.35", ls)
 			}
 		})
 	}
+}
+
+// logSpectral is signalcmp.LogSpectralRMS, failing the test on error.
+func logSpectral(t testing.TB, a, b []float32) float64 {
+	t.Helper()
+	v, err := signalcmp.LogSpectralRMS(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

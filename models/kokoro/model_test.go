@@ -3,6 +3,7 @@ package kokoro
 import (
 	"context"
 	"errors"
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"math"
 	"slices"
 	"testing"
@@ -176,7 +177,7 @@ func TestSpeakStream(t *testing.T) {
 	if last == nil || last.Error() != "front-end failed" {
 		t.Fatalf("the chunks' error was not passed on: %v", last)
 	}
-	if p := pearson(got[0], g.waveform); p < 0.99 {
+	if p := signalcmp.Pearson(got[0], g.waveform); p < 0.99 {
 		t.Fatalf("Pearson %.4f with the golden", p)
 	}
 }
@@ -241,7 +242,7 @@ func TestConcurrentSynthesize(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatal(errs[i])
 		}
-		if len(got[i]) != len(want) || pearson(got[i], want) < 0.9999 {
+		if len(got[i]) != len(want) || signalcmp.Pearson(got[i], want) < 0.9999 {
 			t.Fatalf("concurrent call %d differs from a lone one", i)
 		}
 	}

@@ -1,6 +1,7 @@
 package whisper_test
 
 import (
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"slices"
 	"testing"
 
@@ -35,9 +36,9 @@ func TestGoldenEncoder(t *testing.T) {
 			if len(got) != len(want) {
 				t.Fatalf("encoder output has %d values, golden %v", len(got), shape)
 			}
-			rel := relL2(got, want)
+			rel := signalcmp.RelL2(got, want)
 			mean, low := frameCosine(got, want, m.Config().DModel)
-			t.Logf("%s int8 encoder vs golden: rel L2 %.4f, max abs %.3f, frame cosine mean %.5f min %.4f", size, rel, maxAbs(got, want), mean, low)
+			t.Logf("%s int8 encoder vs golden: rel L2 %.4f, max abs %.3f, frame cosine mean %.5f min %.4f", size, rel, signalcmp.MaxAbs(got, want), mean, low)
 			if rel > encoderTol[size] || mean < minFrameCosine {
 				t.Errorf("rel L2 %.4f (tolerance %.2f), mean frame cosine %.5f (tolerance %.2f)", rel, encoderTol[size], mean, minFrameCosine)
 			}
@@ -69,8 +70,8 @@ func TestGoldenStep0Logits(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := slices.Concat(rows...)
-			rel := relL2(got, want)
-			t.Logf("%s int8 step-0 logits vs golden: rel L2 %.2e, max abs %.2e", size, rel, maxAbs(got, want))
+			rel := signalcmp.RelL2(got, want)
+			t.Logf("%s int8 step-0 logits vs golden: rel L2 %.2e, max abs %.2e", size, rel, signalcmp.MaxAbs(got, want))
 			if rel > logitsTol {
 				t.Errorf("rel L2 %.3e > %.0e", rel, logitsTol)
 			}

@@ -117,17 +117,6 @@ func clipSamples(t testing.TB, clip string) []float32 {
 	return c.Samples
 }
 
-// relL2 is ‖a−b‖/‖b‖.
-func relL2(a, b []float32) float64 {
-	var num, den float64
-	for i := range b {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(b[i]) * float64(b[i])
-	}
-	return math.Sqrt(num / den)
-}
-
 // frameCosine returns the mean and minimum cosine similarity of rows of
 // width d.
 func frameCosine(a, b []float32, d int) (mean, minimum float64) {
@@ -145,14 +134,6 @@ func frameCosine(a, b []float32, d int) (mean, minimum float64) {
 		minimum = min(minimum, c)
 	}
 	return mean / float64(n), minimum
-}
-
-func maxAbs(a, b []float32) float64 {
-	m := 0.0
-	for i := range b {
-		m = max(m, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return m
 }
 
 func argmaxRow(x []float32) int {

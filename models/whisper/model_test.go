@@ -3,6 +3,7 @@ package whisper_test
 import (
 	"context"
 	"errors"
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"math"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func TestKVCacheMatchesFullPass(t *testing.T) {
 			if prec == whisper.Int8 {
 				tol = 0.25
 			}
-			rel := relL2(step[0], full[0])
+			rel := signalcmp.RelL2(step[0], full[0])
 			t.Logf("%s: incremental vs full pass: rel L2 %.2e, argmax %d / %d", prec, rel, argmaxRow(step[0]), argmaxRow(full[0]))
 			if rel > tol || argmaxRow(step[0]) != argmaxRow(full[0]) {
 				t.Errorf("rel L2 %.3e (tolerance %.0e), argmax %d vs %d", rel, tol, argmaxRow(step[0]), argmaxRow(full[0]))
@@ -94,7 +95,7 @@ func TestReorder(t *testing.T) {
 	if err := w.Step(bg, []int32{ids[4], 293}, rows); err != nil { // " And" / a different word
 		t.Fatal(err)
 	}
-	if argmaxRow(rows[0]) == argmaxRow(rows[1]) && relL2(rows[0], rows[1]) < 1e-3 {
+	if argmaxRow(rows[0]) == argmaxRow(rows[1]) && signalcmp.RelL2(rows[0], rows[1]) < 1e-3 {
 		t.Fatal("different tokens gave the same logits")
 	}
 	if err := w.Reorder([]int{1, 1}); err != nil {
@@ -109,7 +110,7 @@ func TestReorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for b := range 2 {
-		if rel := relL2(rows[b], ref[0]); rel > 1e-4 {
+		if rel := signalcmp.RelL2(rows[b], ref[0]); rel > 1e-4 {
 			t.Errorf("beam %d after Reorder([1 1]): rel L2 %.3e from beam 1's path", b, rel)
 		}
 	}

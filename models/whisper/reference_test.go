@@ -2,6 +2,7 @@ package whisper_test
 
 import (
 	"fmt"
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"math"
 	"sync"
 	"testing"
@@ -34,9 +35,9 @@ func TestF32EncoderMatchesFloat64(t *testing.T) {
 	}
 	want, _ := goldenF32(t, f, "encoder_last_hidden_state")
 	mean, low := frameCosine(got, ref, m.Config().DModel)
-	t.Logf("f32 encoder vs float64 reference: rel L2 %.2e, max abs %.2e, frame cosine mean %.7f min %.7f", relL2(got, ref), maxAbs(got, ref), mean, low)
-	t.Logf("onnxruntime int8 golden vs float64 reference: rel L2 %.4f (the int8 graph's own error)", relL2(want, ref))
-	if rel := relL2(got, ref); rel > 1e-4 {
+	t.Logf("f32 encoder vs float64 reference: rel L2 %.2e, max abs %.2e, frame cosine mean %.7f min %.7f", signalcmp.RelL2(got, ref), signalcmp.MaxAbs(got, ref), mean, low)
+	t.Logf("onnxruntime int8 golden vs float64 reference: rel L2 %.4f (the int8 graph's own error)", signalcmp.RelL2(want, ref))
+	if rel := signalcmp.RelL2(got, ref); rel > 1e-4 {
 		t.Errorf("rel L2 %.3e > 1e-4", rel)
 	}
 }
