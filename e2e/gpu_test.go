@@ -278,12 +278,15 @@ func artifactFor(t testing.TB, id string) (*weights.Artifact, bool) {
 }
 
 // TestGPUKokoro: Kokoro on the GPU (f32 and f16 products) against the CPU
-// on the same weights, for the benchmark paragraph: the same durations,
-// F0, energy and aligned text features within 1e-3 (relative L2), and the
-// spectrum within the goldens' log-spectral bound. The waveforms' Pearson
-// correlation is reported, not asserted: the harmonic source integrates F0
-// over ~10⁵ radians, so any change in arithmetic order moves the phase (the
-// CPU's own two SGEMM paths, Go and OpenBLAS, give 0.927 on this paragraph).
+// on the same weights, for the benchmark paragraph. The harmonic source
+// integrates F0 over ~10⁵ radians and feeds its STFT phase to the
+// generator, so any change of arithmetic order moves the phase and with it
+// the waveform and its fine spectrum: the CPU's own two SGEMM paths (Go and
+// OpenBLAS) differ by Pearson 0.927 and log-spectral RMS 0.275 on this
+// paragraph. So the gates are the CPU's: identical durations; F0, energy
+// and aligned text features within 1e-3 (relative L2) in f32, 1e-2 with
+// f16 products; log-spectral RMS within the int8 golden bound (0.35) in
+// f32 and 0.5 with f16 products. Waveform Pearson is reported.
 func TestGPUKokoro(t *testing.T) {
 	ctx := context.Background()
 	gpus := []*cuda.Backend{gpu(t, kernels.F32), gpu(t, kernels.F16)}
@@ -352,11 +355,15 @@ func TestGPUKokoro(t *testing.T) {
 		}
 		t.Logf("%s: paragraph in %v (RTF %.4f), first 16-token piece in %v; against the CPU: F0 %.1e, N %.1e, ASR %.1e (rel L2), log-spectral RMS %.4f, waveform Pearson %.4f",
 			b.Device(), warm, warm.Seconds()/audio, first, f0, n, asr, ls, signalcmp.Pearson(got.Audio, want.Audio))
-		if prec == kernels.F32 && (!(f0 <= 1e-3) || !(n <= 1e-3) || !(asr <= 1e-3)) {
-			t.Errorf("%s: F0/N/ASR differ from the CPU's by %.2g/%.2g/%.2g (rel L2 > 1e-3)", prec, f0, n, asr)
+		stageTol, specTol := 1e-3, 0.35
+		if prec != kernels.F32 {
+			stageTol, specTol = 1e-2, 0.5
 		}
-		if !(ls <= 0.15) {
-			t.Errorf("%s: log-spectral RMS %.4f against the CPU, want ≤ 0.15", prec, ls)
+		if !(f0 <= stageTol) || !(n <= stageTol) || !(asr <= stageTol) {
+			t.Errorf("%s: F0/N/ASR differ from the CPU's by %.2g/%.2g/%.2g (rel L2 > %g)", prec, f0, n, asr, stageTol)
+		}
+		if !(ls <= specTol) {
+			t.Errorf("%s: log-spectral RMS %.4f against the CPU, want ≤ %g", prec, ls, specTol)
 		}
 	}
 }
