@@ -240,7 +240,48 @@ func TestGPUProfileWhisper(t *testing.T) {
 	if _, err := m.Transcribe(ctx, clip.Samples, opts); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("Whisper tiny f32, one transcription of jfk:\n%s", b.Profile())
+	b.ResetProfile()
+	if _, err := m.Transcribe(ctx, clip.Samples, opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Whisper tiny f32, one warm transcription of jfk:\n%s", b.Profile())
+}
+
+// TestGPUProfileKokoro logs where Kokoro's device time goes for the
+// benchmark paragraph, model warm (with FORGE_CUDA_PROFILE set).
+func TestGPUProfileKokoro(t *testing.T) {
+	if os.Getenv("FORGE_CUDA_PROFILE") == "" {
+		t.Skip("SKIPPED: set FORGE_CUDA_PROFILE=1 to profile the GPU backend")
+	}
+	ctx := context.Background()
+	b := gpu(t, kernels.F32)
+	id := weights.KokoroV1
+	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
+		id = weights.KokoroV1Int8
+	}
+	a, synthetic := artifactFor(t, id)
+	if synthetic {
+		t.Skip("SKIPPED: needs Kokoro's real weights")
+	}
+	w, err := kokoro.NewWeights(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := kokoro.New(graph.NewEngine(b), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _, _ := vocab.Encode(paragraphPhonemes)
+	style := make([]float32, 256)
+	if _, err := m.Synthesize(ctx, ids, style, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.ResetProfile()
+	start := time.Now()
+	if _, err := m.Synthesize(ctx, ids, style, 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Kokoro, the benchmark paragraph, warm, %v in all (host included):\n%s", time.Since(start), b.Profile())
 }
 
 // paragraphPhonemes is cmd/say's 30-word benchmark paragraph as espeak-ng

@@ -101,3 +101,55 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestLargeProducts checks the paths the conformance kit's small shapes
+// do not reach: convolutions as im2col and a product (with dilation,
+// stride, bias, and columns in chunks), transposed convolutions as a
+// product and a gather, and the step-by-step LSTM, against the CPU.
+func TestLargeProducts(t *testing.T) {
+	b := open(t, kernels.F32)
+	ctx := context.Background()
+	build := func(g *graph.Graph) []graph.Tensor {
+		x := g.ParamF32("x", graph.Shape{2, 256, 5000}, ramp(2*256*5000, 0.001))
+		w7 := g.ParamF32("w7", graph.Shape{64, 256, 7}, ramp(64*256*7, 0.002))
+		bias := g.ParamF32("b", graph.Shape{64}, ramp(64, 0.1))
+		xt := g.ParamF32("xt", graph.Shape{1, 256, 700}, ramp(256*700, 0.003))
+		wt := g.ParamF32("wt", graph.Shape{256, 128, 20}, ramp(256*128*20, 0.001))
+		bt := g.ParamF32("bt", graph.Shape{128}, ramp(128, 0.2))
+		seq := g.ParamF32("seq", graph.Shape{1, 150, 96}, ramp(150*96, 0.01))
+		lw := func(name string, shape ...int) graph.Tensor {
+			return g.ParamF32(name, graph.Shape(shape), ramp(graph.Shape(shape).Len(), 0.004))
+		}
+		y, _, _ := seq.LSTM(graph.LSTMWeights{WIH: lw("wih", 512, 96), WHH: lw("whh", 512, 128), BIH: lw("bih", 512), BHH: lw("bhh", 512)},
+			&graph.LSTMWeights{WIH: lw("wihr", 512, 96), WHH: lw("whhr", 512, 128), BIH: lw("bihr", 512), BHH: lw("bhhr", 512)},
+			graph.Tensor{}, graph.Tensor{}, true)
+		return []graph.Tensor{
+			x.Conv1d(w7, bias, graph.ConvOpts{Padding: 9, Dilation: 3}),
+			x.Conv1d(w7, graph.Tensor{}, graph.ConvOpts{Stride: 2, Padding: 3}),
+			xt.ConvTranspose1d(wt, bt, graph.ConvOpts{Stride: 10, Padding: 5}),
+			y,
+		}
+	}
+	want, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := graph.NewEngine(b).Eval(ctx, build(graph.New())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		w, g := want[i].F32(), got[i].F32()
+		var num, den float64
+		for j := range w {
+			d := float64(g[j] - w[j])
+			num += d * d
+			den += float64(w[j]) * float64(w[j])
+		}
+		rel := num / den
+		t.Logf("output %d %v: relative L2² %.2g", i, want[i].Shape, rel)
+		if rel > 1e-10 || rel != rel {
+			t.Errorf("output %d differs from the CPU (relative L2² %g)", i, rel)
+		}
+	}
+}

@@ -792,18 +792,18 @@ extern "C" __global__ void forge_to_half(const float* x, unsigned short* y, i64 
 	}
 }
 
-// forge_im2col writes the columns of one batch element n of a convolution
-// input x [N, Cin, L]: col [Cin·K, Lout] with col[c·K + k, t] = x[n, c,
-// t·stride − padL + k·dil] (0 outside), as float32 or (half ≠ 0) as
-// float16/bfloat16 (half = 1 / 2), so the convolution is one GEMM with the
-// weight [Cout, Cin·K].
-extern "C" __global__ void forge_im2col(const float* x, void* col, int n, int Cin, int L, int K, int Lout, int stride, int padL, int dil, int half) {
-	i64 total = (i64)Cin * K * Lout;
+// forge_im2col writes columns t0 … t0+lc−1 of one batch element n of a
+// convolution input x [N, Cin, L]: col [Cin·K, lc] with col[c·K + k, j] =
+// x[n, c, (t0+j)·stride − padL + k·dil] (0 outside), as float32 or (half ≠
+// 0) as float16/bfloat16 (half = 1 / 2), so the convolution over those
+// output positions is one GEMM with the weight [Cout, Cin·K].
+extern "C" __global__ void forge_im2col(const float* x, void* col, int n, int Cin, int L, int K, int t0, int lc, int stride, int padL, int dil, int half) {
+	i64 total = (i64)Cin * K * lc;
 	for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {
-		int t = e % Lout;
-		i64 ck = e / Lout;
+		int j = e % lc;
+		i64 ck = e / lc;
 		int k = ck % K, c = ck / K;
-		int p = t * stride - padL + k * dil;
+		int p = (t0 + j) * stride - padL + k * dil;
 		float v = (p >= 0 && p < L) ? x[((i64)n * Cin + c) * L + p] : 0.f;
 		if (half == 0) ((float*)col)[e] = v;
 		else ((unsigned short*)col)[e] = half == 2 ? f32_to_bf16(v) : f32_to_f16(v);
@@ -815,4 +815,98 @@ extern "C" __global__ void forge_im2col(const float* x, void* col, int n, int Ci
 extern "C" __global__ void forge_fill_rows(float* y, const float* bias, int rows, i64 cols) {
 	i64 total = (i64)rows * cols;
 	for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) y[e] = bias[e / cols];
+}
+
+// LSTMStepArgs: one time step of an LSTM whose input projections are
+// already in gx (x·W_ihᵀ + b_ih for every step, from a product), for every
+// direction at once. Direction d reads gx + d·gxDir, rows ordered as x's
+// (t·B + b, or b·T + t when batchFirst), and its recurrent weights whh[d]
+// [4H, H] and bias bhh[d]; h and c come from hin/cin [D, B, H] and go to
+// hout/cout and to y at the step's time.
+struct LSTMStepArgs {
+	const float* gx;
+	const float* whh[2];
+	const float* bhh[2];
+	const float* hin;
+	const float* cin;
+	float* hout;
+	float* cout;
+	float* y;
+	i64 gxDir;
+	int T, B, H, D, s, batchFirst;
+};
+
+#define LSTM_UNITS 8
+
+// forge_lstm_step: grid (ceil(H / LSTM_UNITS), D), 128 threads. A block
+// computes the four gate rows of LSTM_UNITS hidden units (one warp per
+// eight rows, lanes splitting the dot product with h) and updates those
+// units' c and h, so a step needs no second kernel; many blocks share a
+// step, each reading only its rows of W_hh.
+extern "C" __global__ void forge_lstm_step(LSTMStepArgs a) {
+	__shared__ float gates[8][4][LSTM_UNITS]; // [b][gate][unit], B ≤ 8 per pass
+	int dir = blockIdx.y;
+	int u0 = blockIdx.x * LSTM_UNITS;
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int t = dir == 0 ? a.s : a.T - 1 - a.s;
+	int H = a.H;
+	const float* whh = a.whh[dir];
+	const float* bhh = a.bhh[dir];
+	for (int b0 = 0; b0 < a.B; b0 += 8) {
+		int nb = min(8, a.B - b0);
+		// Warp w takes rows (gate g, unit u) for 8 of the block's 32.
+		for (int r = warp * 8; r < warp * 8 + 8; r++) {
+			int g = r / LSTM_UNITS, u = u0 + r % LSTM_UNITS;
+			if (u >= H) continue;
+			int row = g * H + u;
+			const float* w = whh + (i64)row * H;
+			for (int bi = 0; bi < nb; bi++) {
+				int b = b0 + bi;
+				const float* h = a.hin + ((i64)dir * a.B + b) * H;
+				float acc = 0;
+				for (int k = lane; k < H; k += 32) acc = fmaf(w[k], h[k], acc);
+				acc = warp_sum(acc);
+				if (lane == 0) {
+					i64 xr = a.batchFirst ? (i64)b * a.T + t : (i64)t * a.B + b;
+					gates[bi][g][r % LSTM_UNITS] = acc + a.gx[dir * a.gxDir + xr * 4 * H + row] + (bhh ? bhh[row] : 0.f);
+				}
+			}
+		}
+		__syncthreads();
+		for (int e = threadIdx.x; e < nb * LSTM_UNITS; e += blockDim.x) {
+			int bi = e / LSTM_UNITS, ul = e % LSTM_UNITS, u = u0 + ul, b = b0 + bi;
+			if (u >= H) continue;
+			float ig = 1.f / (1.f + __expf(-gates[bi][0][ul]));
+			float fg = 1.f / (1.f + __expf(-gates[bi][1][ul]));
+			float gg = tanhf(gates[bi][2][ul]);
+			float og = 1.f / (1.f + __expf(-gates[bi][3][ul]));
+			i64 hc = ((i64)dir * a.B + b) * H + u;
+			float cn = fg * a.cin[hc] + ig * gg;
+			float hn = og * tanhf(cn);
+			a.cout[hc] = cn;
+			a.hout[hc] = hn;
+			i64 yo = a.batchFirst ? (((i64)b * a.T + t) * a.D + dir) * H + u : (((i64)t * a.B + b) * a.D + dir) * H + u;
+			a.y[yo] = hn;
+		}
+		__syncthreads();
+	}
+}
+
+// forge_col2im_t finishes a transposed convolution computed as one product
+// cols [Cout·K, L] = Wᵀ·x[n]: output position t of channel co gathers
+// cols[co·K + k, p] for every tap k with p·stride − padL + k·dil = t (so no
+// two threads write one element), plus the bias.
+extern "C" __global__ void forge_col2im_t(const float* cols, const float* bias, float* y, int Cout, int K, int L, int Lout, int stride, int padL, int dil) {
+	i64 total = (i64)Cout * Lout;
+	for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {
+		int t = e % Lout, co = e / Lout;
+		float acc = bias ? bias[co] : 0.f;
+		for (int k = 0; k < K; k++) {
+			int q = t + padL - k * dil;
+			if (q < 0 || q % stride != 0) continue;
+			int p = q / stride;
+			if (p < L) acc += cols[((i64)co * K + k) * L + p];
+		}
+		y[e] = acc;
+	}
 }

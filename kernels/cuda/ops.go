@@ -355,8 +355,11 @@ func (q *queue) conv(s *kernels.Step, bufs []kernels.Buffer) error {
 	if total == 0 {
 		return nil
 	}
-	if cols, ok := convGEMM(s, q.b); ok {
-		return q.convGEMM(s, bufs, cols)
+	if _, ok := convGEMM(s, q.b); ok {
+		return q.convGEMM(s, bufs)
+	}
+	if _, ok := convTGEMM(s, q.b); ok {
+		return q.convTGEMM(s, bufs)
 	}
 	name := "forge_conv1d"
 	if s.Op == kernels.OpConvTranspose1d {
@@ -384,6 +387,12 @@ func (q *queue) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 	if at.BatchFirst {
 		T, B = B, T
 	}
+	if T*B == 0 {
+		return nil
+	}
+	if q.b.blas != nil {
+		return q.lstmSteps(s, bufs, T, B, D)
+	}
 	a := lstmArgs{x: uint64(ptr(bufs, x)), t: int32(T), b: int32(B), i: int32(x.Shape[2]), h: int32(at.Hidden), d: int32(D), bf: b2i(at.BatchFirst)}
 	for d := 0; d < D; d++ {
 		a.wih[d] = uint64(ptr(bufs, s.In[1+4*d]))
@@ -404,6 +413,94 @@ func (q *queue) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 	return q.run("forge_lstm", uint32(D), 1024, shared, q.args.Reset().Bytes(structBytes(&a)))
 }
 
+// lstmStepArgs mirrors kernels.cu's LSTMStepArgs.
+type lstmStepArgs struct {
+	gx                   uint64
+	whh, bhh             [2]uint64
+	hin, cin, hout, cout uint64
+	y                    uint64
+	gxDir                int64
+	t, b, h, d, s, bf    int32
+}
+
+// lstmScratch is the workspace of the step-by-step LSTM: the input
+// projections of every step and direction, and two h and two c buffers.
+func lstmScratch(s *kernels.Step) int {
+	at, ok := s.Attr.(kernels.LSTMAttr)
+	if !ok {
+		return 0
+	}
+	D := 1
+	if at.Bidirectional {
+		D = 2
+	}
+	x := s.In[0]
+	B := x.Shape[1]
+	if at.BatchFirst {
+		B = x.Shape[0]
+	}
+	return roundUp(D*x.Shape[0]*x.Shape[1]*4*at.Hidden*4) + 4*roundUp(D*B*at.Hidden*4)
+}
+
+// lstmSteps runs an LSTM as one product per direction for the input
+// projections of all steps (cuBLASLt) and then one small kernel per step,
+// spread over many blocks: the recurrence is sequential, each step's
+// product with W_hh is not.
+func (q *queue) lstmSteps(s *kernels.Step, bufs []kernels.Buffer, T, B, D int) error {
+	at := s.Attr.(kernels.LSTMAttr)
+	x, H := s.In[0], at.Hidden
+	I := x.Shape[2]
+	gxDir := T * B * 4 * H
+	gx := q.scratch.ptr
+	state := gx + driver.DevicePtr(roundUp(D*gxDir*4))
+	size := roundUp(D * B * H * 4)
+	hbuf := [2]driver.DevicePtr{state, state + driver.DevicePtr(size)}
+	cbuf := [2]driver.DevicePtr{state + driver.DevicePtr(2*size), state + driver.DevicePtr(3*size)}
+	for d := 0; d < D; d++ {
+		g := cublaslt.GEMM{M: T * B, N: 4 * H, K: I, TransB: true, LDA: I, LDB: I, LDC: 4 * H,
+			A: ptr(bufs, x), B: ptr(bufs, s.In[1+4*d]), C: gx + driver.DevicePtr(d*gxDir*4), Bias: ptr(bufs, s.In[3+4*d]),
+			Alpha: 1, In: cublaslt.F32, Out: cublaslt.F32, Workspace: q.blasWS.ptr, WorkspaceBytes: q.blasWS.n, Stream: q.stream}
+		if err := q.b.blas.h.Matmul(&g); err != nil {
+			return fmt.Errorf("lstm input projection: %w", err)
+		}
+	}
+	n := D * B * H * 4
+	if err := q.b.drv.MemcpyDtoDAsync(hbuf[0], ptr(bufs, s.In[1+4*D]), n, q.stream); err != nil {
+		return err
+	}
+	if err := q.b.drv.MemcpyDtoDAsync(cbuf[0], ptr(bufs, s.In[2+4*D]), n, q.stream); err != nil {
+		return err
+	}
+	a := lstmStepArgs{gx: uint64(gx), y: uint64(ptr(bufs, s.Out[0])), gxDir: int64(gxDir),
+		t: int32(T), b: int32(B), h: int32(H), d: int32(D), bf: b2i(at.BatchFirst)}
+	for d := 0; d < D; d++ {
+		a.whh[d] = uint64(ptr(bufs, s.In[2+4*d]))
+		a.bhh[d] = uint64(ptr(bufs, s.In[4+4*d]))
+	}
+	f := q.b.mods.fixed("forge_lstm_step")
+	grid := driver.Dim3{X: uint32((H + 7) / 8), Y: uint32(D)}
+	for step := 0; step < T; step++ {
+		a.s = int32(step)
+		a.hin, a.cin = uint64(hbuf[step%2]), uint64(cbuf[step%2])
+		a.hout, a.cout = uint64(hbuf[(step+1)%2]), uint64(cbuf[(step+1)%2])
+		if err := q.b.drv.Launch(f, grid, driver.Dim3{X: 128}, 0, q.stream, q.args.Reset().Bytes(structBytes(&a))); err != nil {
+			return err
+		}
+	}
+	last := T % 2
+	if len(s.Out) > 1 {
+		if err := q.b.drv.MemcpyDtoDAsync(ptr(bufs, s.Out[1]), hbuf[last], n, q.stream); err != nil {
+			return err
+		}
+	}
+	if len(s.Out) > 2 {
+		if err := q.b.drv.MemcpyDtoDAsync(ptr(bufs, s.Out[2]), cbuf[last], n, q.stream); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // scratchBytes is the per-queue workspace a step needs: half-precision
 // copies of a product's operands, a convolution's columns.
 func scratchBytes(s *kernels.Step, b *Backend) int {
@@ -412,6 +509,12 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 	}
 	if cols, ok := convGEMM(s, b); ok {
 		return cols
+	}
+	if cols, ok := convTGEMM(s, b); ok {
+		return cols
+	}
+	if s.Op == kernels.OpLSTM && b.blas != nil {
+		return lstmScratch(s)
 	}
 	if s.Op == kernels.OpAttention && len(s.In) >= 3 {
 		q, k, v := s.In[0], s.In[1], s.In[2]
@@ -424,10 +527,13 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 	return 0
 }
 
+// maxCols bounds a convolution's column workspace: longer outputs run in
+// chunks of output positions.
+const maxCols = 64 << 20
+
 // convGEMM reports whether a convolution runs as columns (im2col) times
-// the weight on cuBLASLt, and the bytes of columns it needs: ungrouped
-// convolutions with enough work to beat the direct kernel, whose columns
-// fit a bounded workspace.
+// the weight on cuBLASLt, and the workspace it needs: ungrouped
+// convolutions with enough work to beat the direct kernel.
 func convGEMM(s *kernels.Step, b *Backend) (int, bool) {
 	if s.Op != kernels.OpConv1d || b.blas == nil || len(s.In) < 2 || len(s.Out) != 1 {
 		return 0, false
@@ -442,42 +548,41 @@ func convGEMM(s *kernels.Step, b *Backend) (int, bool) {
 	if b.precision != kernels.F32 {
 		es = 2
 	}
-	cols := cin * k * lout * es
-	work := cout * cin * k * lout
-	if work < 1<<22 || cols > 256<<20 || cin*k == 0 {
+	if cout*cin*k*lout < 1<<22 || cin*k == 0 || cin*k*es > maxCols {
 		return 0, false
 	}
-	need := roundUp(cols)
-	if es == 2 && !w.Contiguous() {
-		return 0, false
-	}
-	return need + roundUp(cout*cin*k*es), true
+	lc := min(lout, maxCols/(cin*k*es))
+	return roundUp(cin*k*lc*es) + roundUp(cout*cin*k*es), true
 }
 
-// convGEMM runs a convolution as im2col and one product per batch element:
-// y[n] [Cout, Lout] = W [Cout, Cin·K] · cols [Cin·K, Lout] (+ bias).
-func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer, _ int) error {
+// convGEMM runs a convolution as im2col and products: for each batch
+// element and each chunk of output positions, y[n][:, chunk] = W [Cout,
+// Cin·K] · cols [Cin·K, chunk] (+ bias, set first).
+func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
 	x, w, y := s.In[0], s.In[1], s.Out[0]
 	at := s.Attr.(kernels.ConvAttr)
 	N, cin, L := x.Shape[0], x.Shape[1], x.Shape[2]
 	cout, k, lout := y.Shape[1], w.Shape[2], y.Shape[2]
-	half := int32(0)
-	gm := cublaslt.GEMM{M: cout, N: lout, K: cin * k, LDA: cin * k, LDB: lout, LDC: lout, Alpha: 1,
+	half, es := int32(0), 4
+	gm := cublaslt.GEMM{M: cout, K: cin * k, LDA: cin * k, LDC: lout, Alpha: 1,
 		In: cublaslt.F32, Out: cublaslt.F32, Workspace: q.blasWS.ptr, WorkspaceBytes: q.blasWS.n, Stream: q.stream}
 	cols := q.scratch.ptr
 	gm.A = ptr(bufs, w)
 	if q.b.precision != kernels.F32 {
-		half, gm.In = 1, cublaslt.F16
+		half, gm.In, es = 1, cublaslt.F16, 2
 		if q.b.precision == kernels.BF16 {
 			half, gm.In = 2, cublaslt.BF16
 		}
+	}
+	lc := min(lout, maxCols/(cin*k*es))
+	if half != 0 {
 		wv := w
 		wv.Shape, wv.Strides = []int{cout, cin * k}, []int{cin * k, 1}
 		var err error
 		if bufs[w.Slot].(*buffer).wrapped {
 			gm.A, err = q.constHalf(wv, bufs, 1, 0)
 		} else {
-			gm.A = cols + driver.DevicePtr(roundUp(cin*k*lout*2))
+			gm.A = cols + driver.DevicePtr(roundUp(cin*k*lc*es))
 			err = q.toHalf(wv, bufs, 1, 0, gm.A, q.stream)
 		}
 		if err != nil {
@@ -487,19 +592,68 @@ func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer, _ int) error {
 	gm.B = cols
 	grid := uint32(q.b.info.SMs * 8)
 	for n := range N {
-		if err := q.run("forge_im2col", grid, 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(cols).I32(int32(n)).I32(int32(cin)).I32(int32(L)).I32(int32(k)).I32(int32(lout)).
-			I32(int32(max(at.Stride, 1))).I32(int32(at.PadLeft)).I32(int32(max(at.Dilation, 1))).I32(half)); err != nil {
-			return err
-		}
-		step := gm
-		step.C = ptr(bufs, y) + driver.DevicePtr(n*cout*lout*4)
+		yn := ptr(bufs, y) + driver.DevicePtr(n*cout*lout*4)
 		if len(s.In) > 2 {
-			if err := q.run("forge_fill_rows", grid, 256, 0, q.args.Reset().Ptr(step.C).Ptr(ptr(bufs, s.In[2])).I32(int32(cout)).I64(int64(lout))); err != nil {
+			if err := q.run("forge_fill_rows", grid, 256, 0, q.args.Reset().Ptr(yn).Ptr(ptr(bufs, s.In[2])).I32(int32(cout)).I64(int64(lout))); err != nil {
 				return err
 			}
-			step.Beta = 1
+			gm.Beta = 1
 		}
-		if err := q.b.blas.h.Matmul(&step); err != nil {
+		for t0 := 0; t0 < lout; t0 += lc {
+			width := min(lc, lout-t0)
+			if err := q.run("forge_im2col", grid, 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(cols).I32(int32(n)).I32(int32(cin)).I32(int32(L)).I32(int32(k)).
+				I32(int32(t0)).I32(int32(width)).I32(int32(max(at.Stride, 1))).I32(int32(at.PadLeft)).I32(int32(max(at.Dilation, 1))).I32(half)); err != nil {
+				return err
+			}
+			step := gm
+			step.N, step.LDB = width, width
+			step.C = yn + driver.DevicePtr(t0*4)
+			if err := q.b.blas.h.Matmul(&step); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// convTGEMM reports whether a transposed convolution runs as one product
+// per batch element and a gather (forge_col2im_t), and the workspace:
+// ungrouped ones with enough work, whose columns fit the bound.
+func convTGEMM(s *kernels.Step, b *Backend) (int, bool) {
+	if s.Op != kernels.OpConvTranspose1d || b.blas == nil || len(s.In) < 2 || len(s.Out) != 1 {
+		return 0, false
+	}
+	a, ok := s.Attr.(kernels.ConvAttr)
+	if !ok || max(a.Groups, 1) != 1 {
+		return 0, false
+	}
+	x, w := s.In[0], s.In[1]
+	cin, L, cout, k := x.Shape[1], x.Shape[2], w.Shape[1], w.Shape[2]
+	cols := cout * k * L * 4
+	if cin*cout*k*L < 1<<22 || cols > 4*maxCols || !w.Contiguous() {
+		return 0, false
+	}
+	return roundUp(cols), true
+}
+
+// convTGEMM computes cols [Cout·K, L] = Wᵀ [Cout·K, Cin] · x[n] [Cin, L]
+// with the weight [Cin, Cout·K] read transposed, then gathers the output.
+func (q *queue) convTGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
+	x, w, y := s.In[0], s.In[1], s.Out[0]
+	at := s.Attr.(kernels.ConvAttr)
+	N, cin, L := x.Shape[0], x.Shape[1], x.Shape[2]
+	cout, k, lout := w.Shape[1], w.Shape[2], y.Shape[2]
+	cols := q.scratch.ptr
+	grid := uint32(q.b.info.SMs * 8)
+	for n := range N {
+		g := cublaslt.GEMM{M: cout * k, N: L, K: cin, TransA: true, LDA: cout * k, LDB: L, LDC: L,
+			A: ptr(bufs, w), B: ptr(bufs, x) + driver.DevicePtr(n*cin*L*4), C: cols, Alpha: 1,
+			In: cublaslt.F32, Out: cublaslt.F32, Workspace: q.blasWS.ptr, WorkspaceBytes: q.blasWS.n, Stream: q.stream}
+		if err := q.b.blas.h.Matmul(&g); err != nil {
+			return err
+		}
+		if err := q.run("forge_col2im_t", grid, 256, 0, q.args.Reset().Ptr(cols).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, y)+driver.DevicePtr(n*cout*lout*4)).
+			I32(int32(cout)).I32(int32(k)).I32(int32(L)).I32(int32(lout)).I32(int32(max(at.Stride, 1))).I32(int32(at.PadLeft)).I32(int32(max(at.Dilation, 1)))); err != nil {
 			return err
 		}
 	}

@@ -110,3 +110,12 @@ func (b *Backend) Profile() string {
 	}
 	return sb.String()
 }
+
+// ResetProfile forgets the step times gathered so far (after a warm-up).
+func (b *Backend) ResetProfile() {
+	if pr := b.prof; pr != nil {
+		pr.mu.Lock()
+		pr.byKey = map[string]*profEntry{}
+		pr.mu.Unlock()
+	}
+}
