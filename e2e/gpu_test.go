@@ -193,6 +193,7 @@ func BenchmarkGPUWhisper(b *testing.B) {
 				}
 			}
 			start()
+			d0 := be.Stats().Dispatches
 			b.ResetTimer()
 			for range b.N {
 				if w.Positions() >= 40 {
@@ -204,6 +205,10 @@ func BenchmarkGPUWhisper(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.StopTimer()
+			// Kernel launches per token: one graph launch once recorded,
+			// every step's kernels where profiling keeps graphs off.
+			b.ReportMetric(float64(be.Stats().Dispatches-d0)/float64(b.N), "launches/op")
 		})
 		b.Run(prec.String()+"/transcribe", func(b *testing.B) {
 			for range b.N {
@@ -211,6 +216,7 @@ func BenchmarkGPUWhisper(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(be.Stats().PeakBytes)/(1<<20), "device-peak-MiB")
 		})
 		a.Close()
 		m.Close()
