@@ -6,6 +6,7 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/go-audio/audio v1.0.0
 	github.com/go-audio/wav v1.1.0
+	github.com/gordonklaus/portaudio v0.0.0-20250206071425-98a94950218b
 	github.com/x448/float16 v0.8.4
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
@@ -15,6 +16,5 @@ require (
 
 require (
 	github.com/go-audio/riff v1.0.0 // indirect
-	github.com/gordonklaus/portaudio v0.0.0-20250206071425-98a94950218b // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 )

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -213,9 +212,4 @@ func (b *Backend) Close() error {
 	}
 	b.closed = true
 	return b.th.Close()
-}
-
-// Sync waits for every queue's work (used by tests and at shutdown).
-func (b *Backend) sync(ctx context.Context) error {
-	return b.th.Do(b.drv.CtxSynchronize)
 }

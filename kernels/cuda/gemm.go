@@ -39,14 +39,6 @@ func newGemm(b *Backend) (*gemm, error) {
 	return g, nil
 }
 
-// mat is one operand of a product: its trailing matrix layout and its
-// batch strides after collapsing.
-type mat struct {
-	v     kernels.View
-	trans bool
-	ld    int
-}
-
 // batchPlan splits a product's batch axes into an outer loop (axes that do
 // not collapse) and one strided batch (the inner axes that do, for every
 // operand at once).

@@ -297,7 +297,7 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 type padArgs struct {
 	x, y                      uint64
 	outShape, inShape, before [8]int64
-	rank, mode, es, pad       int32
+	rank, mode, es, _         int32
 }
 
 func (q *queue) pad(s *kernels.Step, bufs []kernels.Buffer) error {
