@@ -63,6 +63,9 @@ type config struct {
 	// transcription
 	model     string
 	precision whisper.Precision
+	// products is the device's precision for matrix products (f16/bf16
+	// with a GPU; the model itself then runs its f32 graph).
+	products  kernels.DType
 	language  string // a code or name, or "auto"
 	beam      int
 	translate bool
@@ -121,7 +124,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.vadOnly, "vad-only", false, "print the speech segments (seconds) instead of transcribing")
 	fs.BoolVar(&cfg.json, "json", false, `print JSON lines: segments {"start","end","text","avg_logprob","no_speech_prob"} (with --vad-only {"start","end"})`)
 	fs.StringVar(&cfg.model, "model", "tiny", "Whisper model: "+strings.Join(whisper.Models(), " or "))
-	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations) or int8 (the ONNX int8 arithmetic)")
+	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations), int8 (the ONNX int8 arithmetic), or on a GPU f16 / bf16 (matrix products in half precision, accumulated in f32)")
 	fs.StringVar(&cfg.language, "language", "auto", `spoken language: a code (en, de, ...), a name, or "auto" to detect it on the first utterance`)
 	fs.IntVar(&cfg.beam, "beam", 0, "beam search with this many beams (0: greedy)")
 	fs.BoolVar(&cfg.translate, "translate", false, "translate into English instead of transcribing")
@@ -150,8 +153,19 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		return nil, err
 	}
 	var err error
-	if cfg.precision, err = whisper.ParsePrecision(*prec); err != nil {
+	if cfg.backend, err = backendflag.Choose(*device); err != nil {
 		return nil, err
+	}
+	switch strings.ToLower(*prec) {
+	case "f16", "fp16", "bf16":
+		cfg.precision = whisper.F32
+		if cfg.products, err = backendflag.Precision(*prec, cfg.backend); err != nil {
+			return nil, err
+		}
+	default:
+		if cfg.precision, err = whisper.ParsePrecision(*prec); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := whisper.ArtifactID(cfg.model); err != nil {
 		return nil, err
@@ -163,9 +177,6 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("--raw-rate %d: want a sample rate in Hz", cfg.rawRate)
 	case cfg.language == "":
 		return nil, fmt.Errorf("--language is empty (want a code such as en, or auto)")
-	}
-	if cfg.backend, err = backendflag.Choose(*device); err != nil {
-		return nil, err
 	}
 	cfg.scorecard = *sc
 	if !cfg.vadOnly {
@@ -198,7 +209,7 @@ func transcriptionVAD(fs *flag.FlagSet, o *vad.Options) {
 // newEngine opens the backend --device chose and returns an engine on it,
 // for every mode's models.
 func newEngine(cfg *config) (*graph.Engine, error) {
-	b, err := kernels.Open(cfg.backend, kernels.Options{})
+	b, err := kernels.Open(cfg.backend, kernels.Options{Precision: cfg.products})
 	if err != nil {
 		return nil, err
 	}

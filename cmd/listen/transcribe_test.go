@@ -195,7 +195,8 @@ func TestTranscribeBadInput(t *testing.T) {
 		{"empty raw stdin", func(*testing.T) []string { return []string{"--raw-rate", "16000", "-"} }, exitError, "empty audio"},
 		{"unknown language", func(*testing.T) []string { return []string{"--language", "xx", jfk} }, exitUsage, "unknown language"},
 		{"unknown model", func(*testing.T) []string { return []string{"--model", "huge", jfk} }, exitUsage, "unknown model"},
-		{"unknown precision", func(*testing.T) []string { return []string{"--precision", "f16", jfk} }, exitUsage, "unknown precision"},
+		{"unknown precision", func(*testing.T) []string { return []string{"--precision", "f8", jfk} }, exitUsage, "unknown precision"},
+		{"half precision on the cpu", func(*testing.T) []string { return []string{"--device", "cpu", "--precision", "f16", jfk} }, exitUsage, "half-precision products run on a GPU"},
 		{"negative beam", func(*testing.T) []string { return []string{"--beam", "-1", jfk} }, exitUsage, "--beam -1"},
 		{"two files", func(*testing.T) []string { return []string{jfk, jfk} }, exitUsage, "want exactly one input file"},
 		// Without the portaudio tag there is no microphone; with it, the

@@ -79,7 +79,8 @@ type options struct {
 	fp32       bool
 	scorecard  string
 	listVoices bool
-	backend    string // resolved --device: a registered backend that runs here
+	backend    string        // resolved --device: a registered backend that runs here
+	products   kernels.DType // --precision: the device's matrix products
 	first      int
 	maxTokens  int
 	text       []string
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.maxTokens, "max-tokens", defaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")
 	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "cut the first sentence after about `N` phoneme tokens so audio starts sooner (0: never cut)")
 	device := backendflag.Flag(fs)
+	products := fs.String("precision", "f32", "matrix products on a GPU: f32, or f16 / bf16 (half-precision operands, f32 accumulation)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: say [flags] TEXT...   (or text on standard input)")
 		fs.PrintDefaults()
@@ -124,6 +126,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	var err error
 	if o.backend, err = backendflag.Choose(*device); err != nil {
+		return nil, argError{err}
+	}
+	if o.products, err = backendflag.Precision(*products, o.backend); err != nil {
 		return nil, argError{err}
 	}
 	return o, nil
@@ -179,7 +184,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer w.Close()
-	backend, err := kernels.Open(o.backend, kernels.Options{})
+	backend, err := kernels.Open(o.backend, kernels.Options{Precision: o.products})
 	if err != nil {
 		return err
 	}

@@ -170,6 +170,8 @@ func TestFlags(t *testing.T) {
 		{name: "flag over env", args: []string{"--device", "auto", "hi"}, env: "gpu", backend: "cpu"},
 		{name: "help", args: []string{"-h"}, code: exitOK},
 		{name: "rate", args: []string{"--rate", "0", "hi"}, code: exitUsage, msg: "say: --rate 0: want a positive sample rate"},
+		{name: "half precision on the cpu", args: []string{"--device", "cpu", "--precision", "f16", "hi"}, code: exitUsage, msg: "say: --precision f16: half-precision products run on a GPU"},
+		{name: "unknown precision", args: []string{"--precision", "f8", "hi"}, code: exitUsage, msg: `say: --precision "f8": want f32, f16 or bf16`},
 		{name: "speed", args: []string{"--speed", "-1", "hi"}, code: exitUsage, msg: "--speed -1"},
 		{name: "speed NaN", args: []string{"--speed", "NaN", "hi"}, code: exitUsage, msg: "--speed NaN"},
 		{name: "max tokens", args: []string{"--max-tokens", "9", "hi"}, code: exitUsage, msg: "--max-tokens 9: want 16 to"},

@@ -51,3 +51,25 @@ func choose(flagValue, env string) (string, error) {
 	}
 	return name, nil
 }
+
+// Precision parses a device precision for matrix products ("f32", "f16",
+// "bf16") for the chosen backend: half precision needs a backend with
+// half-precision units, so asking for it on the CPU is an error that says
+// so, at flag parsing.
+func Precision(value, backend string) (kernels.DType, error) {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "", "f32", "fp32":
+		return kernels.F32, nil
+	case "f16", "fp16":
+		if backend == "cpu" {
+			return 0, fmt.Errorf("--precision %s: half-precision products run on a GPU (--device cuda); the cpu backend computes in f32", value)
+		}
+		return kernels.F16, nil
+	case "bf16":
+		if backend == "cpu" {
+			return 0, fmt.Errorf("--precision %s: half-precision products run on a GPU (--device cuda); the cpu backend computes in f32", value)
+		}
+		return kernels.BF16, nil
+	}
+	return 0, fmt.Errorf("--precision %q: want f32, f16 or bf16", value)
+}

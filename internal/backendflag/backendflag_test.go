@@ -86,3 +86,27 @@ func TestFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestPrecision(t *testing.T) {
+	for _, c := range []struct {
+		value, backend string
+		want           kernels.DType
+		msg            string
+	}{
+		{"", "cpu", kernels.F32, ""},
+		{"f32", "cpu", kernels.F32, ""},
+		{"F16", "cuda", kernels.F16, ""},
+		{"bf16", "cuda", kernels.BF16, ""},
+		{"f16", "cpu", 0, "run on a GPU"},
+		{"bf16", "cpu", 0, "run on a GPU"},
+		{"f8", "cuda", 0, `want f32, f16 or bf16`},
+	} {
+		got, err := Precision(c.value, c.backend)
+		if c.msg == "" && (err != nil || got != c.want) {
+			t.Errorf("Precision(%q, %q) = %v, %v; want %v", c.value, c.backend, got, err, c.want)
+		}
+		if c.msg != "" && (err == nil || !strings.Contains(err.Error(), c.msg)) {
+			t.Errorf("Precision(%q, %q) = %v, %v; want an error saying %q", c.value, c.backend, got, err, c.msg)
+		}
+	}
+}
