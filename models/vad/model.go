@@ -224,10 +224,11 @@ func loadBranch(a *weights.Artifact, geo geometry, prefix string) (*branch, erro
 
 func (p param) on(g *graph.Graph) graph.Tensor { return g.ParamF32(p.name, p.shape, p.data) }
 
-// forward builds one call of the network: x is [1, context+chunk] samples,
-// h0 and c0 are [1, 1, Hidden]. It returns the speech probability [1] and
-// the new LSTM state hN, cN [1, 1, Hidden]. The comments name the ONNX
-// nodes each line stands for (16 kHz sizes).
+// forward builds one call of the network for N streams at once: x is [N,
+// context+chunk] samples, h0 and c0 are [1, N, Hidden]. It returns the
+// speech probabilities [N] and the new LSTM state hN, cN [1, N, Hidden].
+// The comments name the ONNX nodes each line stands for (16 kHz sizes, one
+// stream).
 func (b *branch) forward(x, h0, c0 graph.Tensor) (prob, hN, cN graph.Tensor) {
 	g := x.Graph()
 	// /stft/padding/Pad: reflect-pad 64 samples on the right → [1, 640].
@@ -245,12 +246,12 @@ func (b *branch) forward(x, h0, c0 graph.Tensor) (prob, hN, cN graph.Tensor) {
 	}
 	// /decoder/Squeeze (the If on a last axis of 1), /decoder/rnn/LSTM: one
 	// LSTMCell step on the 128 features with the carried h and c.
-	feat := h.Squeeze(2).Unsqueeze(0) // [T=1, B=1, 128]
+	feat := h.Squeeze(2).Unsqueeze(0) // [T=1, B=N, 128]
 	_, hN, cN = feat.LSTM(graph.LSTMWeights{WIH: b.wih.on(g), WHH: b.whh.on(g), BIH: b.bih.on(g), BHH: b.bhh.on(g)},
 		nil, h0, c0, false)
 	// /decoder/Unsqueeze, decoder/1/Relu, decoder/2/Conv, decoder/3/Sigmoid
 	// → [1, 1, 1]; /Squeeze (If on axis 1), /ReduceMean over axis 1 → [1].
-	y := hN.Squeeze(0).Unsqueeze(-1) // [1, 128, 1]
+	y := hN.Squeeze(0).Unsqueeze(-1) // [N, 128, 1]
 	y = y.Relu().Conv1d(b.decW.on(g), b.decB.on(g), graph.ConvOpts{}).Sigmoid()
 	prob = y.Squeeze(1).Mean(false, 1)
 	return prob, hN, cN
