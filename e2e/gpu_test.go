@@ -487,3 +487,110 @@ func TestGPUWhisperBase(t *testing.T) {
 		t.Errorf("greedy tokens differ: GPU %v, CPU %v", gotToks, wantToks)
 	}
 }
+
+// BenchmarkGPUBatch measures the batched paths a server on one GPU uses:
+// Whisper tiny's encoder over 32 windows in one pass (per window),
+// transcribing 32 recordings at once (audio seconds per wall second), and
+// Silero VAD over 1,000 streams, one chunk each per call (chunks per
+// second). The CPU runs the same for comparison with -test.bench
+// CPUBatch... on the CPU machines.
+func BenchmarkGPUBatch(b *testing.B) {
+	benchBatch(b, gpu(b, kernels.F32))
+}
+
+// BenchmarkCPUBatch is BenchmarkGPUBatch on the CPU backend.
+func BenchmarkCPUBatch(b *testing.B) {
+	benchBatch(b, cpu.New())
+}
+
+func benchBatch(b *testing.B, be kernels.Backend) {
+	ctx := context.Background()
+	clip, err := audio.ReadWAVFile(testenv.Shared(b, "data", "jfk.wav"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := graph.NewEngine(be)
+	m, err := whisper.Open(ctx, eng, "tiny", whisper.F32)
+	if err != nil {
+		b.Skipf("SKIPPED: needs the model weights: %v", err)
+	}
+	defer m.Close()
+	const n = 32
+	recs := make([][]float32, n)
+	var audioSec float64
+	for i := range recs {
+		// jfk cut at different lengths: utterances of 5.5 to 11 s.
+		recs[i] = clip.Samples[:len(clip.Samples)*(n+i)/(2*n)]
+		audioSec += float64(len(recs[i])) / 16000
+	}
+	a, err := m.NewAudio(clip.Samples)
+	if err != nil {
+		b.Fatal(err)
+	}
+	feat, err := a.Features(nil, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.Close()
+	feats := make([][]float32, n)
+	for i := range feats {
+		feats[i] = feat
+	}
+	b.Run("encoder-batch32", func(b *testing.B) {
+		for i := range b.N + 1 { // the first pass compiles
+			if i == 1 {
+				b.ResetTimer()
+			}
+			ws, err := m.EncodeBatch(ctx, feats)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, w := range ws {
+				w.Close()
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N*n), "ms/window")
+	})
+	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+	opts.Language = "en"
+	b.Run("transcribe-32", func(b *testing.B) {
+		if _, err := m.TranscribeMany(ctx, recs, opts); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			if _, err := m.TranscribeMany(ctx, recs, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(audioSec*float64(b.N)/b.Elapsed().Seconds(), "audio-s/s")
+	})
+	det, err := vad.Open(ctx, eng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer det.Close()
+	const streams = 1000
+	bt, err := det.NewBatch(ctx, vad.Rate16k, streams)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bt.Close()
+	in := make([][]float32, streams)
+	for i := range in {
+		off := (i * 512 * 7) % (len(clip.Samples) - 512)
+		in[i] = clip.Samples[off : off+512]
+	}
+	out := make([]float32, streams)
+	b.Run("vad-1000-streams", func(b *testing.B) {
+		for i := range b.N + 1 {
+			if i == 1 {
+				b.ResetTimer()
+			}
+			if err := bt.Probs(ctx, in, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(streams*b.N)/b.Elapsed().Seconds(), "chunks/s")
+	})
+}

@@ -7,13 +7,18 @@ import (
 	"github.com/tensorforge/forge/graph"
 )
 
-// encoder builds the audio encoder on features [1, nMels, 3000] and returns
-// its output [1500, d].
+// encoder builds the audio encoder on features [B, nMels, 3000] and returns
+// its output [1500, d] for one window, [B, 1500, d] for several.
 func (m *Model) encoder(n net, features graph.Tensor) graph.Tensor {
 	p, c := m.p, m.cfg
 	x := n.gelu(n.conv(features, &p.conv1, 1))
-	x = n.gelu(n.conv(x, &p.conv2, 2)) // [1, d, 1500]
-	x = x.Squeeze(0).T().Add(p.encPos.in(n.g))
+	x = n.gelu(n.conv(x, &p.conv2, 2)) // [B, d, 1500]
+	if x.Dim(0) == 1 {
+		x = x.Squeeze(0).T()
+	} else {
+		x = x.Permute(0, 2, 1)
+	}
+	x = x.Add(p.encPos.in(n.g))
 	for i := range p.enc {
 		l := &p.enc[i]
 		x = x.Add(n.selfAttention(n.layerNorm(x, &l.attnLN), &l.attn, c.EncoderHeads))

@@ -148,6 +148,59 @@ func (m *Model) Transcribe(ctx context.Context, samples []float32, opts decode.T
 	return decode.Transcribe(ctx, a, m.tok, opts)
 }
 
+// TranscribeMany transcribes several recordings at once: the first 30-s
+// window of every recording is encoded in one batched pass (EncodeBatch;
+// f32 models), then each recording is decoded on its own goroutine, so on a
+// GPU their decoder steps run concurrently on separate queues. Results are
+// in the order of the recordings; each equals Transcribe's on its own.
+func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts decode.TranscribeOptions) ([]*decode.Transcript, error) {
+	audios := make([]*Audio, len(recordings))
+	defer func() {
+		for _, a := range audios {
+			if a != nil {
+				a.Close()
+			}
+		}
+	}()
+	feats := make([][]float32, len(recordings))
+	for i, r := range recordings {
+		a, err := m.NewAudio(r)
+		if err != nil {
+			return nil, fmt.Errorf("whisper: recording %d: %w", i, err)
+		}
+		audios[i] = a
+		if feats[i], err = a.Features(nil, 0); err != nil {
+			return nil, fmt.Errorf("whisper: recording %d: %w", i, err)
+		}
+	}
+	if m.prec == F32 {
+		ws, err := m.EncodeBatch(ctx, feats)
+		if err != nil {
+			return nil, err
+		}
+		for i, w := range ws {
+			audios[i].first = w
+		}
+	}
+	out := make([]*decode.Transcript, len(recordings))
+	errs := make([]error, len(recordings))
+	var wg sync.WaitGroup
+	for i, a := range audios {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = decode.Transcribe(ctx, a, m.tok, opts)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("whisper: recording %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
 // net returns a graph builder in the model's precision.
 func (m *Model) net(g *graph.Graph, groups int) net {
 	return net{g: g, prec: m.prec, groups: groups}

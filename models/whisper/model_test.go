@@ -367,3 +367,29 @@ func TestDecoderStepBuiltOnce(t *testing.T) {
 			after.GraphBuilds-before.GraphBuilds, after.Compiles-before.Compiles)
 	}
 }
+
+// TestTranscribeMany: recordings transcribed together (one batched encoder
+// pass, concurrent decoding) read as each transcribed alone.
+func TestTranscribeMany(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
+	opts.Language = "en"
+	jfk := clipSamples(t, "jfk")
+	recs := [][]float32{jfk, jfk[:len(jfk)/2], jfk[len(jfk)/3:]}
+	got, err := m.TranscribeMany(bg, recs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		want, err := m.Transcribe(bg, r, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i].Text != want.Text {
+			t.Errorf("recording %d: together %q, alone %q", i, got[i].Text, want.Text)
+		}
+	}
+	if _, err := m.EncodeBatch(bg, [][]float32{make([]float32, 10)}); err == nil {
+		t.Error("EncodeBatch accepted features of the wrong size")
+	}
+}

@@ -192,9 +192,31 @@ func (m *Model) Attach(ctx context.Context, hidden []float32) (*Window, error) {
 // newWindow computes the cross-attention keys and values of hidden (built
 // by the callback in the window's graph) into a pooled session.
 func (m *Model) newWindow(ctx context.Context, hidden func(*graph.Graph) graph.Tensor) (*Window, error) {
-	s, err := m.acquire()
+	ws, err := m.newWindows(ctx, 1, hidden)
 	if err != nil {
 		return nil, err
+	}
+	return ws[0], nil
+}
+
+// newWindows computes the cross-attention keys and values of count
+// windows' encoder outputs (hidden: [S, d] for one, [count, S, d] for
+// several, built by the callback in one graph) into pooled sessions, in one
+// program.
+func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Graph) graph.Tensor) ([]*Window, error) {
+	sessions := make([]*session, 0, count)
+	release := func() {
+		for _, s := range sessions {
+			m.release(s)
+		}
+	}
+	for range count {
+		s, err := m.acquire()
+		if err != nil {
+			release()
+			return nil, err
+		}
+		sessions = append(sessions, s)
 	}
 	g := graph.New()
 	n := m.net(g, 1)
@@ -202,17 +224,56 @@ func (m *Model) newWindow(ctx context.Context, hidden func(*graph.Graph) graph.T
 	H := m.cfg.DecoderHeads
 	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
 	keys, values := m.crossKV(n, h)
+	member := func(x graph.Tensor, b int) graph.Tensor {
+		if count == 1 {
+			return x
+		}
+		return x.Slice(0, b, b+1).Squeeze(0)
+	}
 	var effects []graph.Tensor
-	for i := range m.p.dec {
-		effects = append(effects,
-			g.Assign(s.crossK[i], perHeadT(keys[i]), 0, 0),
-			g.Assign(s.crossV[i], perHeadT(values[i]), 0, 0))
+	for b, s := range sessions {
+		for i := range m.p.dec {
+			effects = append(effects,
+				g.Assign(s.crossK[i], perHeadT(member(keys[i], b)), 0, 0),
+				g.Assign(s.crossV[i], perHeadT(member(values[i], b)), 0, 0))
+		}
 	}
 	if _, err := m.eng.Eval(ctx, effects...); err != nil {
-		m.release(s)
-		return nil, fmt.Errorf("whisper: encoding window: %w", err)
+		release()
+		return nil, fmt.Errorf("whisper: encoding %d windows: %w", count, err)
 	}
-	return &Window{m: m, s: s}, nil
+	ws := make([]*Window, count)
+	for b, s := range sessions {
+		ws[b] = &Window{m: m, s: s}
+	}
+	return ws, nil
+}
+
+// EncodeBatch encodes several windows of log-mel features (each [nMels,
+// 3000], band-major) in one pass of the encoder with a batch axis: the
+// products see B times the rows, which is what fills a GPU. Each returned
+// window decodes on its own, as from Encode. F32 only: the int8 graph
+// quantizes activations over the whole tensor, so batching would change
+// each window's arithmetic.
+func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Window, error) {
+	if len(features) == 0 {
+		return nil, nil
+	}
+	if m.prec != F32 {
+		return nil, fmt.Errorf("whisper: batched encoding needs the f32 model, not %v", m.prec)
+	}
+	size := m.cfg.NMels * m.cfg.Frames()
+	all := make([]float32, 0, len(features)*size)
+	for i, f := range features {
+		if err := m.checkFeatures(f); err != nil {
+			return nil, fmt.Errorf("window %d: %w", i, err)
+		}
+		all = append(all, f...)
+	}
+	return m.newWindows(ctx, len(features), func(g *graph.Graph) graph.Tensor {
+		x := g.InputF32("features", graph.Shape{len(features), m.cfg.NMels, m.cfg.Frames()}, all)
+		return m.encoder(m.net(g, 1), x)
+	})
 }
 
 // crossKV projects the encoder output h [S, d] to every decoder layer's
