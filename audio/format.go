@@ -21,10 +21,15 @@ var (
 	// ErrNoChannels: the header declares zero channels.
 	ErrNoChannels = errors.New("zero channels")
 	// ErrTooLarge: a size or count is beyond any sane audio file (channel
-	// count, sample rate, format chunk length).
+	// count, format chunk length).
 	ErrTooLarge = errors.New("absurd size in audio header")
+	// ErrSampleRate: the sample rate is outside MinSampleRate..MaxSampleRate.
+	// Rates below are not audio anyone records, and resampling them to a
+	// model's rate multiplies a small file into hours of samples; rates
+	// above are beyond any converter in use.
+	ErrSampleRate = errors.New("sample rate out of range")
 	// ErrBadHeader: the header is malformed in some other way (missing fmt
-	// chunk, inconsistent block alignment, zero sample rate, ...).
+	// chunk, inconsistent block alignment, ...).
 	ErrBadHeader = errors.New("malformed audio header")
 	// ErrBadFormat: a Format passed by the caller is invalid.
 	ErrBadFormat = errors.New("invalid audio format")
@@ -32,12 +37,17 @@ var (
 	ErrNotFinite = errors.New("sample is NaN or infinite")
 )
 
-// Limits beyond which a header is rejected with ErrTooLarge.
+// Limits beyond which a header or Format is rejected.
 const (
-	// MaxChannels is the largest channel count accepted.
+	// MaxChannels is the largest channel count accepted (ErrTooLarge).
 	MaxChannels = 256
-	// MaxSampleRate is the largest sample rate accepted, in Hz.
-	MaxSampleRate = 4_000_000
+	// MinSampleRate is the lowest sample rate accepted, in Hz
+	// (ErrSampleRate): with it, turning a file into 16 kHz audio yields at
+	// most 16 samples per input sample.
+	MinSampleRate = 1_000
+	// MaxSampleRate is the highest sample rate accepted, in Hz
+	// (ErrSampleRate): 384 kHz, the highest rate converters ship with.
+	MaxSampleRate = 384_000
 )
 
 // Encoding is how one PCM sample is stored.
@@ -109,8 +119,8 @@ func (f Format) Validate() error {
 		return fmt.Errorf("%w: %d channels", ErrBadFormat, f.Channels)
 	case f.Channels > MaxChannels:
 		return fmt.Errorf("%w: %d channels (at most %d)", ErrBadFormat, f.Channels, MaxChannels)
-	case f.SampleRate <= 0 || f.SampleRate > MaxSampleRate:
-		return fmt.Errorf("%w: sample rate %d Hz (want 1..%d)", ErrBadFormat, f.SampleRate, MaxSampleRate)
+	case f.SampleRate < MinSampleRate || f.SampleRate > MaxSampleRate:
+		return fmt.Errorf("%w: %w: %d Hz (want %d..%d)", ErrBadFormat, ErrSampleRate, f.SampleRate, MinSampleRate, MaxSampleRate)
 	}
 	return nil
 }

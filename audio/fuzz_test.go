@@ -9,7 +9,7 @@ import (
 )
 
 // namedErrors are the errors a parser failure must wrap.
-var namedErrors = []error{ErrNotWAV, ErrTruncated, ErrUnsupportedCodec, ErrNoChannels, ErrTooLarge, ErrBadHeader}
+var namedErrors = []error{ErrNotWAV, ErrTruncated, ErrUnsupportedCodec, ErrNoChannels, ErrTooLarge, ErrSampleRate, ErrBadHeader}
 
 func isNamed(err error) bool {
 	for _, e := range namedErrors {

@@ -192,10 +192,8 @@ func parseFmt(b []byte) (Format, error) {
 		return Format{}, fmt.Errorf("audio: %w", ErrNoChannels)
 	case channels > MaxChannels:
 		return Format{}, fmt.Errorf("audio: %w: %d channels (at most %d)", ErrTooLarge, channels, MaxChannels)
-	case rate == 0:
-		return Format{}, fmt.Errorf("audio: %w: sample rate 0", ErrBadHeader)
-	case rate > MaxSampleRate:
-		return Format{}, fmt.Errorf("audio: %w: sample rate %d Hz (at most %d)", ErrTooLarge, rate, MaxSampleRate)
+	case rate < MinSampleRate || rate > MaxSampleRate:
+		return Format{}, fmt.Errorf("audio: %w: the header declares %d Hz (want %d..%d)", ErrSampleRate, rate, MinSampleRate, MaxSampleRate)
 	case bits == 0:
 		return Format{}, fmt.Errorf("audio: %w: 0 bits per sample", ErrBadHeader)
 	case blockAlign == 0 || blockAlign%channels != 0:

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"testing/iotest"
 
@@ -276,8 +277,11 @@ func TestReadErrors(t *testing.T) {
 		{"float64", riffFile(chunk("fmt ", pcmFmt(3, 1, 16000, 8, 64)), chunk("data", samples)), ErrUnsupportedCodec},
 		{"zero channels", riffFile(chunk("fmt ", pcmFmt(1, 0, 16000, 2, 16)), chunk("data", samples)), ErrNoChannels},
 		{"65535 channels", riffFile(chunk("fmt ", pcmFmt(1, 65535, 16000, 65535, 8)), chunk("data", samples)), ErrTooLarge},
-		{"4 GHz", riffFile(chunk("fmt ", pcmFmt(1, 1, 0xFFFFFFFF, 2, 16)), chunk("data", samples)), ErrTooLarge},
-		{"rate 0", riffFile(chunk("fmt ", pcmFmt(1, 1, 0, 2, 16)), chunk("data", samples)), ErrBadHeader},
+		{"4 GHz", riffFile(chunk("fmt ", pcmFmt(1, 1, 0xFFFFFFFF, 2, 16)), chunk("data", samples)), ErrSampleRate},
+		{"384001 Hz", riffFile(chunk("fmt ", pcmFmt(1, 1, MaxSampleRate+1, 2, 16)), chunk("data", samples)), ErrSampleRate},
+		{"rate 0", riffFile(chunk("fmt ", pcmFmt(1, 1, 0, 2, 16)), chunk("data", samples)), ErrSampleRate},
+		{"1 Hz", riffFile(chunk("fmt ", pcmFmt(1, 1, 1, 2, 16)), chunk("data", samples)), ErrSampleRate},
+		{"999 Hz", riffFile(chunk("fmt ", pcmFmt(1, 1, MinSampleRate-1, 2, 16)), chunk("data", samples)), ErrSampleRate},
 		{"0 bits", riffFile(chunk("fmt ", pcmFmt(1, 1, 16000, 2, 0)), chunk("data", samples)), ErrBadHeader},
 		{"block align", riffFile(chunk("fmt ", pcmFmt(1, 2, 16000, 3, 16)), chunk("data", samples)), ErrBadHeader},
 		{"fmt too short", riffFile(chunk("fmt ", good[:12]), chunk("data", samples)), ErrBadHeader},
@@ -317,6 +321,65 @@ func TestTruncatedKeepsWholeFrames(t *testing.T) {
 		if c.Samples[i] != want[i] {
 			t.Fatalf("sample %d = %v, want %v", i, c.Samples[i], want[i])
 		}
+	}
+}
+
+// TestSampleRateLimits: the edges of MinSampleRate..MaxSampleRate read;
+// one hertz beyond either is refused (TestReadErrors), whatever else the
+// header says.
+func TestSampleRateLimits(t *testing.T) {
+	for _, rate := range []uint32{MinSampleRate, 8000, 16000, 48000, MaxSampleRate} {
+		b := riffFile(chunk("fmt ", pcmFmt(1, 1, rate, 2, 16)), chunk("data", make([]byte, 8)))
+		c, err := ReadWAV(bytes.NewReader(b))
+		if err != nil || c.SampleRate != int(rate) || len(c.Samples) != 4 {
+			t.Errorf("%d Hz: %d Hz × %d samples, %v; want 4 samples", rate, c.SampleRate, len(c.Samples), err)
+		}
+	}
+}
+
+// TestAbsurdHeaderCostsItsRealSize: a 32 KB file whose header declares
+// 1 Hz is refused by name before any sample is read (at 16 kHz it would be
+// hours of audio), and one whose data chunk declares 4 GiB costs memory in
+// proportion to the bytes really there, keeping them all.
+func TestAbsurdHeaderCostsItsRealSize(t *testing.T) {
+	body := make([]byte, 32<<10)
+	dir := t.TempDir()
+
+	oneHz := filepath.Join(dir, "1hz.wav")
+	if err := os.WriteFile(oneHz, riffFile(chunk("fmt ", pcmFmt(1, 1, 1, 2, 16)), chunk("data", body)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadWAVFile(oneHz); !errors.Is(err, ErrSampleRate) {
+		t.Errorf("1 Hz header: err = %v, want ErrSampleRate", err)
+	}
+
+	huge := append(riffFile(chunk("fmt ", pcmFmt(1, 1, 16000, 2, 16))), "data\xf0\xff\xff\xff"...)
+	huge = append(huge, body...)
+	path := filepath.Join(dir, "huge.wav")
+	if err := os.WriteFile(path, huge, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		read func() (Clip, error)
+	}{
+		{"file", func() (Clip, error) { return ReadWAVFile(path) }},
+		{"bytes", func() (Clip, error) { return ReadWAV(bytes.NewReader(huge)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			c, err := tc.read()
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrTruncated) || len(c.Samples) != len(body)/2 {
+				t.Fatalf("%d samples, %v; want %d and ErrTruncated", len(c.Samples), err, len(body)/2)
+			}
+			// Samples (4 bytes per 2 read) plus one read chunk and
+			// go-audio/wav's buffers; the header alone would ask for 8 GiB.
+			if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(1<<20); got > limit {
+				t.Errorf("allocated %d bytes for %d bytes of samples, want at most %d", got, len(body), limit)
+			}
+		})
 	}
 }
 
@@ -399,6 +462,8 @@ func TestReadPropagatesIOError(t *testing.T) {
 func TestRawFormatValidation(t *testing.T) {
 	for _, f := range []Format{
 		{SampleRate: 0, Channels: 1, Encoding: Int16},
+		{SampleRate: MinSampleRate - 1, Channels: 1, Encoding: Int16},
+		{SampleRate: MaxSampleRate + 1, Channels: 1, Encoding: Int16},
 		{SampleRate: 16000, Channels: 0, Encoding: Int16},
 		{SampleRate: 16000, Channels: 1, Encoding: 0},
 		{SampleRate: 16000, Channels: 1000, Encoding: Int16},

@@ -12,16 +12,20 @@ import (
 // Writer streams samples into a WAV container. Sizes in the header are
 // written as "unknown" (0xFFFFFFFF, as ffmpeg does on a pipe) and patched by
 // Close when the destination can seek, so the same Writer serves files and
-// stdout. A Writer is not safe for concurrent use.
+// stdout. A stream that simply stops (the writer is never closed, or is
+// closed on a pipe) is still a valid WAV: readers take "unknown" as "until
+// the end of input", and every Write leaves whole frames. A Writer is not
+// safe for concurrent use.
 type Writer struct {
-	w       io.Writer
-	format  Format
-	buf     []byte
-	n       int64 // sample bytes written
-	hdrLen  int64
-	err     error // sticky
-	closed  bool
-	ownSize bool // header already holds the exact size (WriteWAV)
+	w        io.Writer
+	format   Format
+	buf      []byte
+	n        int64 // sample bytes written
+	hdrLen   int64
+	err      error // sticky
+	closed   bool
+	ownSize  bool // header already holds the exact size (WriteWAV)
+	seekable bool // w seeks (an *os.File on a pipe has Seek, which fails)
 }
 
 // NewWAVWriter writes a WAV header for format f to w and returns a Writer
@@ -35,11 +39,16 @@ func newWAVWriter(w io.Writer, f Format, dataBytes uint32) (*Writer, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("audio: WAV writer: %w", err)
 	}
+	seekable := false
+	if s, ok := w.(io.WriteSeeker); ok {
+		_, err := s.Seek(0, io.SeekCurrent)
+		seekable = err == nil
+	}
 	h := wavHeader(f, dataBytes)
 	if _, err := w.Write(h); err != nil {
 		return nil, fmt.Errorf("audio: writing WAV header: %w", err)
 	}
-	return &Writer{w: w, format: f, hdrLen: int64(len(h)), ownSize: dataBytes != unknownSize}, nil
+	return &Writer{w: w, format: f, hdrLen: int64(len(h)), ownSize: dataBytes != unknownSize, seekable: seekable}, nil
 }
 
 // Write appends interleaved samples (len(samples) must be a multiple of the
@@ -87,7 +96,6 @@ func (w *Writer) Close() error {
 	if w.err != nil {
 		return w.err
 	}
-	ws, seekable := w.w.(io.WriteSeeker)
 	if w.ownSize {
 		if w.n&1 == 1 {
 			if _, err := w.w.Write([]byte{0}); err != nil {
@@ -96,7 +104,7 @@ func (w *Writer) Close() error {
 		}
 		return nil
 	}
-	if !seekable || w.n > unknownSize-w.hdrLen-1 {
+	if !w.seekable || w.n > unknownSize-w.hdrLen-1 {
 		// A pipe, or more than a RIFF size field can say: the header keeps
 		// "unknown", which readers treat as "until end of input".
 		return nil
@@ -107,6 +115,7 @@ func (w *Writer) Close() error {
 		}
 	}
 	h := wavHeader(w.format, uint32(w.n))
+	ws := w.w.(io.WriteSeeker)
 	if _, err := ws.Seek(-(w.hdrLen + w.n + w.n&1), io.SeekCurrent); err != nil {
 		return fmt.Errorf("audio: seeking to patch the WAV header: %w", err)
 	}

@@ -3,6 +3,7 @@ package audio
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -173,6 +174,38 @@ func TestStreamingWriter(t *testing.T) {
 	}
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("patched file (%d bytes) differs from one-shot file (%d bytes)", len(got), want.Len())
+	}
+}
+
+// TestWriterOnOSPipe: an *os.File on a pipe has a Seek method that fails;
+// Close must leave the sizes "unknown" rather than fail, and the bytes that
+// came through are a WAV that reads to its end.
+func TestWriterOnOSPipe(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		got <- b
+	}()
+	x := []float32{0, 0.25, -0.5, 0.75, -1}
+	w, err := NewWAVWriter(pw, Format{SampleRate: 16000, Channels: 1, Encoding: Int16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(x); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close on a pipe: %v", err)
+	}
+	pw.Close()
+	c, err := ReadWAV(bytes.NewReader(<-got))
+	if err != nil || len(c.Samples) != len(x) {
+		t.Fatalf("read back %d samples, %v; want %d", len(c.Samples), err, len(x))
 	}
 }
 
