@@ -14,8 +14,9 @@ import (
 // the start of a line ("1."), an abbreviation ("Dr.", "etc."), initials
 // before a capital ("J. R. Smith"), a period before a lower-case word, a
 // URL or e-mail address, or a bare ellipsis. A boundary whose following
-// text is not yet in the buffer is decided only once more text arrives
-// (or at Close).
+// text, or the end of whose word, is not yet in the buffer is decided
+// only once more text arrives (or at Close), so text pushed in pieces
+// splits exactly as the same text pushed whole.
 //
 // JavaScript indexes strings by UTF-16 code unit; the splitter works on
 // runes, which gives the same cuts because every character it inspects
@@ -78,6 +79,15 @@ func (s *sentenceSplitter) process(emit func(string)) {
 		if len(word) == 0 {
 			i++
 			continue
+		}
+		if ws+len(word) == n {
+			// The word holding the boundary ("!!0…") runs to the end of
+			// the buffer, so whether it is an address or an abbreviation
+			// is not known yet: wait for its end, or for Close, which
+			// keeps it in the last sentence. Deciding now on a partial
+			// word would cut text pushed in pieces where the whole text
+			// is not cut.
+			break
 		}
 		if (looksLikeURL(word) || strings.ContainsRune(string(word), '@')) && !isTerminator(word[len(word)-1], true) {
 			// Skip past the address. kokoro-js sets i to exactly this end,
