@@ -251,6 +251,23 @@ func TestGPUProfileWhisper(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Whisper tiny f32, one warm transcription of jfk:\n%s", b.Profile())
+	a, err := m.NewAudio(clip.Samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	feats, err := a.Features(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ResetProfile()
+	start := time.Now()
+	w, err := m.Encode(ctx, feats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Logf("one encoder window, %v in all (host included):\n%s", time.Since(start), b.Profile())
 }
 
 // TestGPUProfileKokoro logs where Kokoro's device time goes for the

@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
@@ -150,6 +151,54 @@ func TestLargeProducts(t *testing.T) {
 		t.Logf("output %d %v: relative L2² %.2g", i, want[i].Shape, rel)
 		if rel > 1e-10 || rel != rel {
 			t.Errorf("output %d differs from the CPU (relative L2² %g)", i, rel)
+		}
+	}
+}
+
+// TestHalfAttention: with f16 and bf16 products, attention over Whisper's
+// head size runs on tensor cores; it must stay within half precision's
+// error of the CPU (relative L2 ≤ 5e-3 in f16, 2e-2 in bf16), masked and
+// not, for query counts
+// that do not fill a block.
+func TestHalfAttention(t *testing.T) {
+	ctx := context.Background()
+	for _, prec := range []kernels.DType{kernels.F16, kernels.BF16} {
+		b := open(t, prec)
+		for _, n := range []int{1500, 77} {
+			build := func(g *graph.Graph) []graph.Tensor {
+				q := g.ParamF32("q", graph.Shape{2, 6, n, 64}, ramp(2*6*n*64, 0.013))
+				k := g.ParamF32("k", graph.Shape{2, 6, 300, 64}, ramp(2*6*300*64, 0.011))
+				v := g.ParamF32("v", graph.Shape{2, 6, 300, 64}, ramp(2*6*300*64, 0.02))
+				kT := g.ParamF32("kt", graph.Shape{2, 6, 64, 300}, ramp(2*6*300*64, 0.017)) // keys stored [d, s], as the decoder's cross cache
+				mask := g.ParamF32("m", graph.Shape{n, 300}, ramp(n*300, 0.05))
+				return []graph.Tensor{q.Attention(k, v, graph.Tensor{}), q.Attention(kT.T(), v, mask)}
+			}
+			want, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New())...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := graph.NewEngine(b).Eval(ctx, build(graph.New())...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				w, g := want[i].F32(), got[i].F32()
+				var num, den float64
+				for j := range w {
+					d := float64(g[j] - w[j])
+					num += d * d
+					den += float64(w[j]) * float64(w[j])
+				}
+				rel := math.Sqrt(num / den)
+				t.Logf("%s, %d queries, output %d: relative L2 %.2g", prec, n, i, rel)
+				tol := 5e-3 // f16 keeps 11 bits
+				if prec == kernels.BF16 {
+					tol = 2e-2 // bfloat16 keeps 8
+				}
+				if !(rel <= tol) {
+					t.Errorf("%s, %d queries, output %d: relative L2 %g against the CPU", prec, n, i, rel)
+				}
+			}
 		}
 	}
 }

@@ -910,3 +910,149 @@ extern "C" __global__ void forge_col2im_t(const float* cols, const float* bias, 
 		y[e] = acc;
 	}
 }
+
+// ---------------------------------------------------------------------------
+// Tensor-core attention (half-precision products)
+
+// pack2 packs two floats as two halves (x in the low half): an operand
+// register of mma.sync.
+__device__ __forceinline__ unsigned pack2(float x, float y, int bf16) {
+	unsigned lo = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+	unsigned hi = bf16 ? f32_to_bf16(y) : f32_to_f16(y);
+	return lo | (hi << 16);
+}
+
+// mma16816 is D = A·B + D for one 16×8×16 tile (f16 or bf16 inputs, f32
+// accumulation), in the register layouts of the PTX ISA's m16n8k16.
+__device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsigned* b, int bf16) {
+	if (bf16) {
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+	} else {
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+	}
+}
+
+#define TC_WARPS 4
+#define TC_KEYS 32
+#define TC_D 64
+
+// forge_attention_tc is forge_attention for heads of d = dv = 64 with the
+// two products on tensor cores (operands rounded to f16 or bf16, scores and
+// sums in f32): grid (ceil(n/64), batch), 4 warps of 16 query rows each.
+// Keys and values stream through shared memory 32 at a time, converted to
+// half precision as they load; each warp keeps its 16×32 score tile and
+// 16×64 output in registers with an online softmax per row.
+extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
+	__shared__ float kt[TC_KEYS][TC_D + 1];
+	__shared__ float vt[TC_KEYS][TC_D + 1];
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int g = lane >> 2, q4 = lane & 3;
+	int row0 = (blockIdx.x * TC_WARPS + warp) * 16;
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	// Q fragments for the four k-steps over d (A operand, row-major).
+	unsigned qa[4][4];
+	for (int kk = 0; kk < 4; kk++) {
+		for (int h = 0; h < 2; h++) {     // rows g and g+8
+			for (int half = 0; half < 2; half++) { // columns +0 and +8
+				int r = row0 + g + 8 * h, c = kk * 16 + half * 8 + q4 * 2;
+				float x0 = 0, x1 = 0;
+				if (r < a.n) {
+					x0 = a.q[qo + r * a.qr + (i64)c * a.qc];
+					x1 = a.q[qo + r * a.qr + (i64)(c + 1) * a.qc];
+				}
+				qa[kk][h + 2 * half] = pack2(x0, x1, bf16);
+			}
+		}
+	}
+	float o[8][4];
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) o[j][t] = 0;
+	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
+	for (int k0 = 0; k0 < a.s; k0 += TC_KEYS) {
+		__syncthreads();
+		int tk = min(TC_KEYS, a.s - k0);
+		for (int e = threadIdx.x; e < TC_KEYS * TC_D; e += blockDim.x) {
+			int j, c;
+			if (a.kc == 1) j = e / TC_D, c = e % TC_D;
+			else j = e % TC_KEYS, c = e / TC_KEYS;
+			kt[j][c] = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+		}
+		for (int e = threadIdx.x; e < TC_KEYS * TC_D; e += blockDim.x) {
+			int j, c;
+			if (a.vc == 1) j = e / TC_D, c = e % TC_D;
+			else j = e % TC_KEYS, c = e / TC_KEYS;
+			vt[j][c] = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+		}
+		__syncthreads();
+		if (row0 >= a.n) continue;
+		// S = Q·Kᵀ: four n-tiles of 8 keys.
+		float sc[4][4];
+		for (int j = 0; j < 4; j++) {
+			for (int t = 0; t < 4; t++) sc[j][t] = 0;
+			for (int kk = 0; kk < 4; kk++) {
+				int key = j * 8 + g, c = kk * 16 + q4 * 2;
+				unsigned b[2] = {pack2(kt[key][c], kt[key][c + 1], bf16), pack2(kt[key][c + 8], kt[key][c + 9], bf16)};
+				mma16816(sc[j], qa[kk], b, bf16);
+			}
+		}
+		// Mask, bounds, online softmax for rows g (t = 0, 1) and g+8 (t = 2, 3).
+		float mx[2] = {-FINF, -FINF};
+		for (int j = 0; j < 4; j++)
+			for (int t = 0; t < 4; t++) {
+				int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
+				int r = row0 + g + 8 * h;
+				float v = sc[j][t];
+				if (key >= tk) v = -FINF;
+				else if (a.mask && r < a.n) v += a.mask[r * a.mr + (i64)(k0 + key) * a.mc];
+				sc[j][t] = v;
+				mx[h] = fmaxf(mx[h], v);
+			}
+		float corr[2], p[4][4];
+		for (int h = 0; h < 2; h++) {
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+			float mn = fmaxf(m[h], mx[h]);
+			corr[h] = mn == -FINF ? 1.f : __expf(m[h] - mn);
+			m[h] = mn;
+		}
+		float rs[2] = {0, 0};
+		for (int j = 0; j < 4; j++)
+			for (int t = 0; t < 4; t++) {
+				int h = t >> 1;
+				p[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
+				rs[h] += p[j][t];
+			}
+		for (int h = 0; h < 2; h++) {
+			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 1);
+			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 2);
+			l[h] = l[h] * corr[h] + rs[h];
+		}
+		for (int j = 0; j < 8; j++) {
+			o[j][0] *= corr[0];
+			o[j][1] *= corr[0];
+			o[j][2] *= corr[1];
+			o[j][3] *= corr[1];
+		}
+		// O += P·V: P's score tiles become A fragments, two k-steps of 16 keys.
+		for (int t2 = 0; t2 < 2; t2++) {
+			unsigned pa[4] = {pack2(p[2 * t2][0], p[2 * t2][1], bf16), pack2(p[2 * t2][2], p[2 * t2][3], bf16),
+				pack2(p[2 * t2 + 1][0], p[2 * t2 + 1][1], bf16), pack2(p[2 * t2 + 1][2], p[2 * t2 + 1][3], bf16)};
+			for (int j = 0; j < 8; j++) {
+				int key = t2 * 16 + q4 * 2, c = j * 8 + g;
+				unsigned b[2] = {pack2(vt[key][c], vt[key + 1][c], bf16), pack2(vt[key + 8][c], vt[key + 9][c], bf16)};
+				mma16816(o[j], pa, b, bf16);
+			}
+		}
+	}
+	if (row0 >= a.n) return;
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) {
+			int h = t >> 1, r = row0 + g + 8 * h, c = j * 8 + q4 * 2 + (t & 1);
+			if (r < a.n) a.o[oo + (i64)r * a.dv + c] = o[j][t] / l[h];
+		}
+}

@@ -287,6 +287,11 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, q.stream, args)
 	}
+	if q.b.precision != kernels.F32 && a.d == 64 && a.dv == 64 {
+		// Half-precision products: both on tensor cores.
+		args := q.args.Reset().Bytes(structBytes(&a)).I32(b2i(q.b.precision == kernels.BF16))
+		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_tc"), driver.Dim3{X: blocks(int64(a.n), 64), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
+	}
 	args := q.args.Reset().Bytes(structBytes(&a))
 	f := q.b.mods.fixed("forge_attention")
 	shared := uint32(4 * (attTile*(a.d+1) + attTile*(a.dv+1) + attWarps*attRows*a.d))
