@@ -38,7 +38,7 @@ type File struct {
 // Create starts writing the output named path. Its directory must exist
 // and be writable; path itself is not touched until Commit.
 func Create(path string) (*File, error) {
-	fi, err := os.Stat(path) // through symbolic links: a link's target is what gets replaced
+	fi, err := os.Stat(path)     // through symbolic links: a link's target is what gets replaced
 	var perm fs.FileMode = 0o666 // a new file: the umask decides, as for os.Create
 	keep := false                // an existing file: its permissions stay
 	switch {
