@@ -7,6 +7,7 @@ require (
 	github.com/go-audio/audio v1.0.0
 	github.com/go-audio/wav v1.1.0
 	github.com/gordonklaus/portaudio v0.0.0-20250206071425-98a94950218b
+	github.com/nlpodyssey/safetensors v0.0.0-20250209183917-bfb01cc25f7c
 	github.com/x448/float16 v0.8.4
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0

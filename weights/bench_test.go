@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tensorforge/forge/weights/onnx"
+	"github.com/tensorforge/forge/weights/safetensors"
 )
 
 // BenchmarkOpenKokoro measures opening the converted fp32 Kokoro (325 MB):
@@ -23,6 +24,27 @@ func BenchmarkOpenKokoro(b *testing.B) {
 			b.Fatal(err)
 		}
 		a.Close()
+	}
+}
+
+// BenchmarkOpenKokoroSafetensors measures the safetensors layer alone on
+// the converted fp32 Kokoro (325 MB, 459 tensors): mmap, header parse and
+// the tensor index, no manifest and no integrity check.
+func BenchmarkOpenKokoroSafetensors(b *testing.B) {
+	c, err := NewCache()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !c.Ready(KokoroV1) {
+		b.Skip("SKIPPING: kokoro-v1.0 not in the cache; run `make models`")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := safetensors.Open(c.weightsPath(KokoroV1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
 	}
 }
 

@@ -1,33 +1,36 @@
-// Package safetensors reads and writes the safetensors format
-// (https://github.com/huggingface/safetensors): an 8-byte little-endian
-// header length, a JSON header naming each tensor's dtype, shape and byte
-// range, then the tensors' bytes back to back.
+// Package safetensors is Forge's thin layer over
+// github.com/nlpodyssey/safetensors, the reader and writer of the
+// safetensors format (https://github.com/huggingface/safetensors): an
+// 8-byte little-endian header length, a JSON header naming each tensor's
+// dtype, shape and byte range relative to the end of the header, then the
+// tensors' bytes back to back.
 //
-// Open maps the file, so loading costs no copy: a Tensor's Data aliases the
-// mapping, and Float32s returns a []float32 view of it when the host is
-// little endian and the data aligned (always the case for files that Write
-// produced). Parse checks every offset and shape against the buffer length,
-// so a corrupt or hostile file is an error, never a panic or an allocation
-// larger than the file.
-//
-// Forge keeps its own small implementation because
-// github.com/nlpodyssey/safetensors, the planned dependency, is not served by
-// the module proxy reachable here.
+// The library parses and validates the header (length capped by the
+// buffer, offsets contiguous and covering the data exactly, shapes that
+// match their bytes) and lays files out; this package adds what Forge
+// needs around it: Open maps the file and hands the buffer to the
+// library's Deserialize, so a Tensor's Data is the library's zero-copy
+// view of the mapping; DType keeps the header's spelling (the manifest and
+// the models compare it as text); Float32s and friends view the bytes in
+// place; Write checks what the library leaves to its caller (sizes, names)
+// and gives scalars the [] shape that Python readers require. Errors name
+// the file, so a corrupt header says which one.
 package safetensors
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"unsafe"
+
+	st "github.com/nlpodyssey/safetensors"
 
 	"github.com/tensorforge/forge/weights/internal/mmap"
 )
@@ -52,19 +55,20 @@ const (
 	F64  DType = "F64"
 )
 
+// lib maps d to the library's dtype; false for a spelling the format does
+// not define.
+func (d DType) lib() (st.DType, bool) {
+	v, err := st.ParseDType(string(d))
+	return v, err == nil
+}
+
 // Size is the width of one element in bytes, 0 for an unknown type.
 func (d DType) Size() int {
-	switch d {
-	case BOOL, U8, I8:
-		return 1
-	case U16, I16, F16, BF16:
-		return 2
-	case U32, I32, F32:
-		return 4
-	case U64, I64, F64:
-		return 8
+	v, ok := d.lib()
+	if !ok {
+		return 0
 	}
-	return 0
+	return int(v.Size())
 }
 
 // Tensor is one named array: dtype, shape (empty for a scalar) and its
@@ -155,12 +159,16 @@ func (t Tensor) Int8s() ([]int8, error) {
 
 // File is a parsed safetensors file.
 type File struct {
-	// Metadata is the header's free-form "__metadata__" map.
-	Metadata map[string]string
 	names    []string
 	tensors  map[string]Tensor
+	metadata func() map[string]string
 	close    func() error
 }
+
+// Metadata is the header's free-form "__metadata__" map (nil when the
+// header has none). It is decoded on first use: loading a model never
+// needs it.
+func (f *File) Metadata() map[string]string { return f.metadata() }
 
 // Names lists the tensors, sorted.
 func (f *File) Names() []string { return append([]string(nil), f.names...) }
@@ -185,7 +193,8 @@ func (f *File) Close() error {
 	return c()
 }
 
-// Open maps the safetensors file at path and parses its header.
+// Open maps the safetensors file at path and parses its header. A file that
+// does not parse is an error naming path.
 func Open(path string) (*File, error) {
 	m, err := mmap.Open(path)
 	if err != nil {
@@ -194,104 +203,54 @@ func Open(path string) (*File, error) {
 	f, err := Parse(m.Data)
 	if err != nil {
 		m.Close()
-		return nil, fmt.Errorf("safetensors %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f.close = m.Close
 	return f, nil
 }
 
-// maxHeader bounds the JSON header, as the reference implementation does.
-const maxHeader = 100 << 20
-
-type headerEntry struct {
-	DType       DType   `json:"dtype"`
-	Shape       []int64 `json:"shape"`
-	DataOffsets []int64 `json:"data_offsets"`
-}
-
-// Parse reads a whole safetensors file from b. Tensor data aliases b.
+// Parse reads a whole safetensors file from b through the library's
+// Deserialize. Tensor data aliases b. Beyond the library's checks, every
+// dimension must fit in an int (a shape with a zero may carry any other
+// number).
 func Parse(b []byte) (*File, error) {
-	if len(b) < 8 {
-		return nil, errors.New("safetensors: file shorter than its 8-byte header length")
+	s, err := st.Deserialize(b)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: corrupt header: %w", err)
 	}
-	hlen := binary.LittleEndian.Uint64(b)
-	if hlen > maxHeader || hlen > uint64(len(b)-8) {
-		return nil, fmt.Errorf("safetensors: header length %d exceeds the file (%d bytes)", hlen, len(b))
-	}
-	header := b[8 : 8+hlen]
-	data := b[8+hlen:]
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(header))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("safetensors: header: %w", err)
-	}
-	f := &File{tensors: make(map[string]Tensor, len(raw))}
-	type span struct {
-		name       string
-		begin, end int64
-	}
-	spans := make([]span, 0, len(raw))
-	for name, msg := range raw {
-		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &f.Metadata); err != nil {
-				return nil, fmt.Errorf("safetensors: __metadata__: %w", err)
+	views := s.Tensors()
+	f := &File{tensors: make(map[string]Tensor, len(views)), names: make([]string, 0, len(views))}
+	for _, v := range views {
+		dims := v.TensorView.Shape()
+		shape := make([]int, len(dims))
+		for i, d := range dims {
+			if d > math.MaxInt {
+				return nil, fmt.Errorf("safetensors: corrupt header: tensor %q: dimension %d does not fit in an int", v.Name, d)
 			}
-			continue
-		}
-		var e headerEntry
-		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, fmt.Errorf("safetensors: tensor %q: %w", name, err)
-		}
-		size := e.DType.Size()
-		if size == 0 {
-			return nil, fmt.Errorf("safetensors: tensor %q: unknown dtype %q", name, e.DType)
-		}
-		if len(e.DataOffsets) != 2 {
-			return nil, fmt.Errorf("safetensors: tensor %q: data_offsets must hold 2 numbers", name)
-		}
-		begin, end := e.DataOffsets[0], e.DataOffsets[1]
-		if begin < 0 || end < begin || end > int64(len(data)) {
-			return nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d,%d] outside the %d data bytes", name, begin, end, len(data))
-		}
-		shape := make([]int, len(e.Shape))
-		n := int64(1)
-		for i, d := range e.Shape {
-			if d < 0 {
-				return nil, fmt.Errorf("safetensors: tensor %q: negative dimension in %v", name, e.Shape)
-			}
-			if d != 0 && n > (end-begin)/d {
-				// n*d exceeds the bytes available: the shape cannot fit.
-				n = -1
-				break
-			}
-			n *= d
 			shape[i] = int(d)
 		}
-		if n < 0 || n*int64(size) != end-begin {
-			return nil, fmt.Errorf("safetensors: tensor %q: shape %v of %s does not match its %d bytes", name, e.Shape, e.DType, end-begin)
+		data := v.TensorView.Data()
+		f.tensors[v.Name] = Tensor{
+			DType: DType(v.TensorView.DType().String()),
+			Shape: shape,
+			// The library's view runs to the end of the buffer; capping
+			// it keeps an append from writing into the next tensor (or
+			// faulting on a read-only mapping).
+			Data: data[:len(data):len(data)],
 		}
-		f.tensors[name] = Tensor{DType: e.DType, Shape: shape, Data: data[begin:end:end]}
-		f.names = append(f.names, name)
-		spans = append(spans, span{name, begin, end})
-	}
-	// The data must be covered exactly once, without holes or overlaps.
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].begin != spans[j].begin {
-			return spans[i].begin < spans[j].begin
-		}
-		return spans[i].end < spans[j].end
-	})
-	var at int64
-	for _, s := range spans {
-		if s.begin != at {
-			return nil, fmt.Errorf("safetensors: tensor %q starts at %d, expected %d (hole or overlap)", s.name, s.begin, at)
-		}
-		at = s.end
-	}
-	if at != int64(len(data)) {
-		return nil, fmt.Errorf("safetensors: tensors cover %d of %d data bytes", at, len(data))
+		f.names = append(f.names, v.Name)
 	}
 	sort.Strings(f.names)
+	// Deserialize has validated the header, __metadata__ included, so
+	// decoding it again cannot fail.
+	header := b[8 : 8+binary.LittleEndian.Uint64(b)]
+	f.metadata = sync.OnceValue(func() map[string]string {
+		var h struct {
+			Metadata map[string]string `json:"__metadata__"`
+		}
+		json.Unmarshal(header, &h)
+		return h.Metadata
+	})
 	return f, nil
 }
 
@@ -301,60 +260,54 @@ type Named struct {
 	Tensor
 }
 
-// Write serializes tensors with metadata to w. Tensors are laid out widest
-// dtype first (then by name) after a header padded to 8 bytes, so every
-// tensor is aligned to its element size and can be viewed in place.
+// libView presents a Tensor to the library's writer.
+type libView struct {
+	dtype st.DType
+	shape []uint64
+	data  []byte
+}
+
+func (v libView) DType() st.DType { return v.dtype }
+func (v libView) Shape() []uint64 { return v.shape }
+func (v libView) Data() []byte    { return v.data }
+func (v libView) DataLen() uint64 { return uint64(len(v.data)) }
+
+// Write serializes tensors with metadata to w through the library's
+// SerializeToWriter. The library lays tensors out widest dtype first (then
+// by name) after a header padded to 8 bytes, so every tensor is aligned to
+// its element size and can be viewed in place. Write checks first what the
+// library trusts its caller with: known dtypes, bytes that match each
+// shape, unique names other than "__metadata__" (the format allows any
+// other string, "" included).
 func Write(w io.Writer, tensors []Named, metadata map[string]string) error {
-	order := append([]Named(nil), tensors...)
-	sort.SliceStable(order, func(i, j int) bool {
-		si, sj := order[i].DType.Size(), order[j].DType.Size()
-		if si != sj {
-			return si > sj
-		}
-		return order[i].Name < order[j].Name
-	})
-	header := make(map[string]any, len(order)+1)
-	if len(metadata) > 0 {
-		header["__metadata__"] = metadata
-	}
-	var off int64
-	for i, t := range order {
-		if t.Name == "__metadata__" || t.Name == "" {
+	views := make(map[string]libView, len(tensors))
+	for _, t := range tensors {
+		if t.Name == "__metadata__" {
 			return fmt.Errorf("safetensors: invalid tensor name %q", t.Name)
 		}
-		if _, dup := header[t.Name]; dup {
+		if _, dup := views[t.Name]; dup {
 			return fmt.Errorf("safetensors: duplicate tensor %q", t.Name)
 		}
-		if t.DType.Size() == 0 {
+		dt, ok := t.DType.lib()
+		if !ok {
 			return fmt.Errorf("safetensors: tensor %q: unknown dtype %q", t.Name, t.DType)
+		}
+		// Python readers want [] for a scalar; a nil shape would be null.
+		shape := make([]uint64, len(t.Shape))
+		for i, d := range t.Shape {
+			if d < 0 {
+				return fmt.Errorf("safetensors: tensor %q: negative dimension in %v", t.Name, t.Shape)
+			}
+			shape[i] = uint64(d)
 		}
 		if want := t.NumElements() * t.DType.Size(); want != len(t.Data) {
 			return fmt.Errorf("safetensors: tensor %q: %d bytes for shape %v of %s (want %d)", t.Name, len(t.Data), t.Shape, t.DType, want)
 		}
-		shape := t.Shape
-		if shape == nil {
-			shape = []int{}
-		}
-		header[t.Name] = map[string]any{"dtype": t.DType, "shape": shape, "data_offsets": [2]int64{off, off + int64(len(t.Data))}}
-		off += int64(len(t.Data))
-		order[i] = t
-	}
-	hj, err := json.Marshal(header)
-	if err != nil {
-		return fmt.Errorf("safetensors: header: %w", err)
-	}
-	for len(hj)%8 != 0 {
-		hj = append(hj, ' ')
+		views[t.Name] = libView{dt, shape, t.Data}
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(hj)))
-	bw.Write(n[:])
-	bw.Write(hj)
-	for _, t := range order {
-		if _, err := bw.Write(t.Data); err != nil {
-			return fmt.Errorf("safetensors: %w", err)
-		}
+	if err := st.SerializeToWriter(views, metadata, bw); err != nil {
+		return fmt.Errorf("safetensors: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("safetensors: %w", err)
