@@ -939,26 +939,32 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
 #define TC_WARPS 4
 #define TC_KEYS 32
 #define TC_D 64
+#define TC_KS 72 // halves per key row of a warp's key tile (64 + 8: no bank conflicts)
+#define TC_VS 40 // halves per column of a warp's transposed value tile (32 + 8)
 
 // forge_attention_tc is forge_attention for heads of d = dv = 64 with the
 // two products on tensor cores (operands rounded to f16 or bf16, scores and
-// sums in f32): grid (ceil(n/64), batch), 4 warps of 16 query rows each.
-// Keys and values stream through shared memory 32 at a time, converted to
-// half precision as they load; each warp keeps its 16×32 score tile and
-// 16×64 output in registers with an online softmax per row.
+// sums in f32): grid (ceil(n/16), batch), four warps per block that share
+// 16 query rows and split the keys (warp w takes tiles w, w+4, …), so even
+// one short window keeps every SM busy. Each warp converts its 32-key tile
+// to half precision in its own shared memory (keys row-major, values
+// transposed, so every mma operand is one 32-bit load), keeps its 16×32
+// scores and 16×64 output in registers with an online softmax per row, and
+// the four partial results are combined at the end.
 extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
-	__shared__ float kt[TC_KEYS][TC_D + 1];
-	__shared__ float vt[TC_KEYS][TC_D + 1];
+	__shared__ __align__(16) unsigned char smem[TC_WARPS * (TC_KEYS * TC_KS + TC_D * TC_VS) * 2];
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int g = lane >> 2, q4 = lane & 3;
-	int row0 = (blockIdx.x * TC_WARPS + warp) * 16;
+	int row0 = blockIdx.x * 16;
+	unsigned short* kt = (unsigned short*)smem + warp * (TC_KEYS * TC_KS + TC_D * TC_VS);
+	unsigned short* vT = kt + TC_KEYS * TC_KS;
 	i64 qo, ko, vo, oo;
 	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	// Q fragments for the four k-steps over d (A operand, row-major).
 	unsigned qa[4][4];
-	for (int kk = 0; kk < 4; kk++) {
-		for (int h = 0; h < 2; h++) {     // rows g and g+8
-			for (int half = 0; half < 2; half++) { // columns +0 and +8
+	for (int kk = 0; kk < 4; kk++)
+		for (int h = 0; h < 2; h++)
+			for (int half = 0; half < 2; half++) {
 				int r = row0 + g + 8 * h, c = kk * 16 + half * 8 + q4 * 2;
 				float x0 = 0, x1 = 0;
 				if (r < a.n) {
@@ -967,36 +973,37 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 				}
 				qa[kk][h + 2 * half] = pack2(x0, x1, bf16);
 			}
-		}
-	}
 	float o[8][4];
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
 	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
-	for (int k0 = 0; k0 < a.s; k0 += TC_KEYS) {
-		__syncthreads();
+	for (int k0 = warp * TC_KEYS; k0 < a.s; k0 += TC_WARPS * TC_KEYS) {
 		int tk = min(TC_KEYS, a.s - k0);
-		for (int e = threadIdx.x; e < TC_KEYS * TC_D; e += blockDim.x) {
+		__syncwarp();
+		// The warp's tile, converted as it loads; lanes walk the axis that
+		// is contiguous in memory.
+		for (int e = lane; e < TC_KEYS * TC_D; e += 32) {
 			int j, c;
 			if (a.kc == 1) j = e / TC_D, c = e % TC_D;
 			else j = e % TC_KEYS, c = e / TC_KEYS;
-			kt[j][c] = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+			float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+			kt[j * TC_KS + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
 		}
-		for (int e = threadIdx.x; e < TC_KEYS * TC_D; e += blockDim.x) {
+		for (int e = lane; e < TC_KEYS * TC_D; e += 32) {
 			int j, c;
 			if (a.vc == 1) j = e / TC_D, c = e % TC_D;
 			else j = e % TC_KEYS, c = e / TC_KEYS;
-			vt[j][c] = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+			float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+			vT[c * TC_VS + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
 		}
-		__syncthreads();
-		if (row0 >= a.n) continue;
+		__syncwarp();
 		// S = Q·Kᵀ: four n-tiles of 8 keys.
 		float sc[4][4];
 		for (int j = 0; j < 4; j++) {
 			for (int t = 0; t < 4; t++) sc[j][t] = 0;
+			const unsigned* kr = (const unsigned*)(kt + (j * 8 + g) * TC_KS);
 			for (int kk = 0; kk < 4; kk++) {
-				int key = j * 8 + g, c = kk * 16 + q4 * 2;
-				unsigned b[2] = {pack2(kt[key][c], kt[key][c + 1], bf16), pack2(kt[key][c + 8], kt[key][c + 9], bf16)};
+				unsigned b[2] = {kr[kk * 8 + q4], kr[kk * 8 + 4 + q4]};
 				mma16816(sc[j], qa[kk], b, bf16);
 			}
 		}
@@ -1012,7 +1019,7 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 				sc[j][t] = v;
 				mx[h] = fmaxf(mx[h], v);
 			}
-		float corr[2], p[4][4];
+		float corr[2];
 		for (int h = 0; h < 2; h++) {
 			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
 			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
@@ -1024,8 +1031,8 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 		for (int j = 0; j < 4; j++)
 			for (int t = 0; t < 4; t++) {
 				int h = t >> 1;
-				p[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
-				rs[h] += p[j][t];
+				sc[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
+				rs[h] += sc[j][t];
 			}
 		for (int h = 0; h < 2; h++) {
 			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 1);
@@ -1038,21 +1045,47 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 			o[j][2] *= corr[1];
 			o[j][3] *= corr[1];
 		}
-		// O += P·V: P's score tiles become A fragments, two k-steps of 16 keys.
+		// O += P·V: the score tiles become A fragments, two k-steps of 16 keys.
 		for (int t2 = 0; t2 < 2; t2++) {
-			unsigned pa[4] = {pack2(p[2 * t2][0], p[2 * t2][1], bf16), pack2(p[2 * t2][2], p[2 * t2][3], bf16),
-				pack2(p[2 * t2 + 1][0], p[2 * t2 + 1][1], bf16), pack2(p[2 * t2 + 1][2], p[2 * t2 + 1][3], bf16)};
+			unsigned pa[4] = {pack2(sc[2 * t2][0], sc[2 * t2][1], bf16), pack2(sc[2 * t2][2], sc[2 * t2][3], bf16),
+				pack2(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1], bf16), pack2(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3], bf16)};
 			for (int j = 0; j < 8; j++) {
-				int key = t2 * 16 + q4 * 2, c = j * 8 + g;
-				unsigned b[2] = {pack2(vt[key][c], vt[key + 1][c], bf16), pack2(vt[key + 8][c], vt[key + 9][c], bf16)};
+				const unsigned* vr = (const unsigned*)(vT + (j * 8 + g) * TC_VS);
+				unsigned b[2] = {vr[t2 * 8 + q4], vr[t2 * 8 + 4 + q4]};
 				mma16816(o[j], pa, b, bf16);
 			}
 		}
 	}
-	if (row0 >= a.n) return;
+	// Combine the four warps' partial rows: (max, sum, output) per row.
+	__syncthreads();
+	float* co = (float*)smem;                 // [4 warps][16 rows][64]
+	float* cm = co + TC_WARPS * 16 * TC_D;    // [4][16]
+	float* cl = cm + TC_WARPS * 16;           // [4][16]
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) {
-			int h = t >> 1, r = row0 + g + 8 * h, c = j * 8 + q4 * 2 + (t & 1);
-			if (r < a.n) a.o[oo + (i64)r * a.dv + c] = o[j][t] / l[h];
+			int h = t >> 1, r = g + 8 * h, c = j * 8 + q4 * 2 + (t & 1);
+			co[(warp * 16 + r) * TC_D + c] = o[j][t];
 		}
+	if (q4 == 0) {
+		for (int h = 0; h < 2; h++) {
+			cm[warp * 16 + g + 8 * h] = m[h];
+			cl[warp * 16 + g + 8 * h] = l[h];
+		}
+	}
+	__syncthreads();
+	for (int e = threadIdx.x; e < 16 * TC_D; e += blockDim.x) {
+		int r = e / TC_D, c = e % TC_D;
+		if (row0 + r >= a.n) continue;
+		float M = -FINF;
+		for (int w = 0; w < TC_WARPS; w++) M = fmaxf(M, cm[w * 16 + r]);
+		float L = 0, v = 0;
+		for (int w = 0; w < TC_WARPS; w++) {
+			float mw = cm[w * 16 + r];
+			if (mw == -FINF) continue;
+			float f = __expf(mw - M);
+			L += cl[w * 16 + r] * f;
+			v += co[(w * 16 + r) * TC_D + c] * f;
+		}
+		a.o[oo + (i64)(row0 + r) * a.dv + c] = v / L;
+	}
 }

@@ -290,7 +290,7 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	if q.b.precision != kernels.F32 && a.d == 64 && a.dv == 64 {
 		// Half-precision products: both on tensor cores.
 		args := q.args.Reset().Bytes(structBytes(&a)).I32(b2i(q.b.precision == kernels.BF16))
-		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_tc"), driver.Dim3{X: blocks(int64(a.n), 64), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
+		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_tc"), driver.Dim3{X: blocks(int64(a.n), 16), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
 	}
 	args := q.args.Reset().Bytes(structBytes(&a))
 	f := q.b.mods.fixed("forge_attention")
