@@ -6,29 +6,25 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"go.uber.org/zap"
 
 	"github.com/tensorforge/forge/models/kokoro/vocab"
 )
 
-// Errors of the chunker; match them with errors.Is.
-var (
-	// ErrNoSpeech reports input that holds nothing to say: empty text,
-	// whitespace, or punctuation alone. It is the only item of such a
-	// stream.
-	ErrNoSpeech = errors.New("g2p: no speakable text")
-	// ErrWordTooLong reports a single word (a run without whitespace) whose
-	// phonemes alone exceed the token limit, so it cannot be placed in any
-	// chunk without cutting it.
-	ErrWordTooLong = errors.New("g2p: word too long for one utterance")
-)
+// ErrNoSpeech reports input that holds nothing to say: empty text,
+// whitespace, or punctuation alone. It is the only item of such a
+// stream; match it with errors.Is.
+var ErrNoSpeech = errors.New("g2p: no speakable text")
 
 // Chunk is one utterance for the model: a sentence, or the part of a long
 // sentence that fits the model's context.
 type Chunk struct {
 	Index    int     // position in the stream, from 0
-	Text     string  // the source text, trimmed
+	Text     string  // the source text, trimmed; a word cut into pieces shows them separated by spaces
 	Phonemes string  // the Kokoro phoneme string of Text
 	IDs      []int64 // model input ids: vocab.Pad, one id per phoneme, vocab.Pad
 	Dropped  []rune  // phoneme characters outside the vocabulary, left out of IDs
@@ -42,9 +38,15 @@ func (c Chunk) Tokens() int { return len(c.IDs) - 2 }
 // splits at sentence ends as kokoro-js's stream() does (TextSplitterStream)
 // and phonemises each sentence; a sentence whose phonemes exceed MaxTokens
 // is cut after clause punctuation (, ; : and the like, followed by a
-// space), and a clause still too long between words. A word is never cut.
-// Text that produces no phonemes but punctuation (a lone "..." line) is
-// skipped: it would be silence.
+// space), and a clause still too long between words. A word too long
+// for a chunk of its own (a commit hash, a 30-digit number, a chemical
+// name) is cut into pieces that are packed like words: hex and digit
+// strings are read character by character in groups ("3f78, 6850, …"),
+// anything else is cut after punctuation, between letters and digits,
+// between syllables, or in halves. A single character too long for a
+// chunk is left out with a warning on Log; one word never fails the
+// text. Text that produces no phonemes but punctuation (a lone "..."
+// line) is skipped: it would be silence.
 //
 // Memory stays bounded whatever the input's length: the reader is
 // consumed in blocks, and text that runs for more than maxPending
@@ -55,6 +57,10 @@ type Chunker struct {
 	// MaxTokens is the most phoneme tokens one chunk may hold, pads
 	// excluded; 0 means vocab.MaxPhonemes (510), the model's limit.
 	MaxTokens int
+	// Log receives a warning for each piece of text left out because it
+	// cannot be said within MaxTokens, and at debug level each word cut
+	// into pieces; nil logs nothing.
+	Log *zap.Logger
 }
 
 const (
@@ -75,9 +81,8 @@ func (c *Chunker) ChunkString(ctx context.Context, text string) iter.Seq2[Chunk,
 // its sentence is complete, so synthesis can start before the input ends.
 // Iteration stops after the first error, which is yielded with a zero
 // Chunk: invalid UTF-8 (ErrInvalidUTF8, with the byte offset), a read
-// error, a cancelled ctx, a word too long for any chunk (ErrWordTooLong),
-// a phonemiser failure, or — when the whole input yields no chunk —
-// ErrNoSpeech.
+// error, a cancelled ctx, a phonemiser failure, or — when the whole input
+// yields no chunk — ErrNoSpeech.
 func (c *Chunker) Chunks(ctx context.Context, r io.Reader) iter.Seq2[Chunk, error] {
 	return func(yield func(Chunk, error) bool) {
 		if c.G2P == nil {
@@ -207,6 +212,14 @@ func (s *chunkStream) forceCut() {
 	s.split.buf = append(b[:0], b[cut:]...)
 }
 
+// log returns the logger in force.
+func (c *Chunker) log() *zap.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return zap.NewNop()
+}
+
 // limit is the token limit in force.
 func (c *Chunker) limit() int {
 	if c.MaxTokens > 0 {
@@ -275,62 +288,139 @@ func (s *chunkStream) chunkSentence(text string) error {
 }
 
 // chunkWords cuts text between words: each chunk is the longest run of
-// words that fits. The run's length is found by doubling, then bisection,
-// so the phonemised probes stay about the size of a chunk even when the
-// text is far longer.
+// words that fits. A word that does not fit a chunk of its own is cut
+// into pieces (word.pieces) before the run is packed, so the words
+// before it share its first chunk; a character that cannot be cut and
+// does not fit is left out with a warning.
 func (s *chunkStream) chunkWords(text string) error {
-	words := strings.FieldsFunc(text, jsSpace)
+	fields := strings.FieldsFunc(text, jsSpace)
+	words := make([]word, len(fields))
+	for i, f := range fields {
+		words[i] = word{text: f}
+	}
 	for len(words) > 0 && !s.stopped {
-		var fitPh string // phonemes of words[:lo]: lo grows only on a fit
-		fits := func(n int) (bool, error) {
-			ph, tokens, err := s.phonemize(strings.Join(words[:n], " "))
-			if err != nil || tokens > s.c.limit() {
-				return false, err
-			}
-			fitPh = ph
-			return true, nil
-		}
-		lo, hi := 0, len(words)+1 // words[:lo] fits, words[:hi] does not
-		for n := 8; ; n *= 2 {
-			n = min(n, len(words))
-			ok, err := fits(n)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				hi = n
-				break
-			}
-			lo = n
-			if n == len(words) {
-				break
-			}
-		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			ok, err := fits(mid)
-			if err != nil {
-				return err
-			}
-			if ok {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		if lo == 0 {
-			w := words[0]
-			if len(w) > 40 {
-				w = w[:40] + "…"
-			}
-			return fmt.Errorf("%w: %q exceeds %d phoneme tokens", ErrWordTooLong, w, s.c.limit())
-		}
-		if err := s.emit(strings.Join(words[:lo], " "), fitPh); err != nil {
+		n, ph, err := s.longestFit(words)
+		if err != nil {
 			return err
 		}
-		words = words[lo:]
+		if n < len(words) {
+			// words[n] ends the run: cut it if it is too long even alone
+			// (known when n is 0), or it would start the next chunk and
+			// end it at once.
+			tooLong := n == 0
+			if !tooLong {
+				_, tokens, err := s.phonemize(words[n].spoken())
+				if err != nil {
+					return err
+				}
+				tooLong = tokens > s.c.limit()
+			}
+			if tooLong {
+				words = s.cutWord(words, n)
+				continue
+			}
+		}
+		if err := s.emit(joinWords(words[:n]), ph); err != nil {
+			return err
+		}
+		words = words[n:]
 	}
 	return nil
+}
+
+// longestFit returns how many leading words fit one chunk, and their
+// phonemes. The count is found by doubling, then bisection, so the
+// phonemised probes stay about the size of a chunk even when the text is
+// far longer.
+func (s *chunkStream) longestFit(words []word) (int, string, error) {
+	var fitPh string // phonemes of words[:lo]: lo grows only on a fit
+	fits := func(n int) (bool, error) {
+		ph, tokens, err := s.phonemize(spokenWords(words[:n]))
+		if err != nil || tokens > s.c.limit() {
+			return false, err
+		}
+		fitPh = ph
+		return true, nil
+	}
+	lo, hi := 0, len(words)+1 // words[:lo] fits, words[:hi] does not
+	for n := 8; ; n *= 2 {
+		n = min(n, len(words))
+		ok, err := fits(n)
+		if err != nil {
+			return 0, "", err
+		}
+		if !ok {
+			hi = n
+			break
+		}
+		lo = n
+		if n == len(words) {
+			break
+		}
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, "", err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, fitPh, nil
+}
+
+// cutWord replaces words[i] by its pieces, or drops it with a warning
+// when it is a single character that cannot be cut.
+func (s *chunkStream) cutWord(words []word, i int) []word {
+	w := words[i]
+	p := w.pieces()
+	if p == nil {
+		s.c.log().Warn("g2p: left out a character too long to say in one chunk",
+			zap.String("text", w.text), zap.String("word", clip(w.source(), 40)), zap.Int("max_tokens", s.c.limit()))
+		return slices.Delete(words, i, i+1)
+	}
+	if w.of == "" {
+		s.c.log().Debug("g2p: cutting a word too long for one chunk into pieces",
+			zap.String("word", clip(w.text, 40)), zap.Int("pieces", len(p)), zap.Int("max_tokens", s.c.limit()))
+	}
+	return slices.Replace(words, i, i+1, p...)
+}
+
+// joinWords returns the source text of words, separated by spaces.
+func joinWords(words []word) string {
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.text)
+	}
+	return b.String()
+}
+
+// spokenWords returns the text the G2P reads for words.
+func spokenWords(words []word) string {
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.spoken())
+	}
+	return b.String()
+}
+
+// clip shortens s to at most n runes for messages.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // phonemize runs the G2P after checking the context, and counts tokens.

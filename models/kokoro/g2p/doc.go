@@ -10,7 +10,7 @@
 //	front, err := g2p.NewEspeak(g2p.AmericanEnglish) // or g2p.LangOfVoice("af_heart")
 //	...
 //	for chunk, err := range (&g2p.Chunker{G2P: front}).Chunks(ctx, textReader) {
-//		if err != nil { ... } // ErrNoSpeech, ErrInvalidUTF8, ErrWordTooLong, ctx.Err(), …
+//		if err != nil { ... } // ErrNoSpeech, ErrInvalidUTF8, ctx.Err(), …
 //		// chunk.IDs → model input_ids; chunk.Tokens() → voice style row
 //	}
 //
@@ -18,5 +18,9 @@
 // pieces between punctuation to espeak-ng (package espeak) and rewrites
 // the IPA the way Kokoro was trained on; the chunker splits sentences as
 // kokoro-js's stream() does. Each step is a port of kokoro-js's code,
-// checked against its output (see the tests).
+// checked against its output (see the tests). Where kokoro-js fails, the
+// chunker goes on: a word too long for one chunk (a commit hash, a
+// 30-digit number, a chemical name) is cut into pieces, hex and digit
+// strings read out in groups, and what still cannot be said is left out
+// with a warning on [Chunker].Log.
 package g2p

@@ -241,12 +241,13 @@ var closers = map[rune]rune{
 	'\u3011': '\u3010', // 】【
 }
 
-// isOpener reports whether c opens a bracket kokoro-js tracks.
+// isOpener reports whether c opens a bracket kokoro-js tracks (an opener
+// of closers, listed here because the splitter asks for every character
+// of its buffer on every push).
 func isOpener(c rune) bool {
-	for _, o := range closers {
-		if c == o {
-			return true
-		}
+	switch c {
+	case '(', '[', '{', '\u300a', '\u3008', '\u2329', '\u2039', '\u00ab', '\u300c', '\u300e', '\u3014', '\u3010':
+		return true
 	}
 	return false
 }
