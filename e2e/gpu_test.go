@@ -268,6 +268,21 @@ func TestGPUProfileWhisper(t *testing.T) {
 	}
 	w.Close()
 	t.Logf("one encoder window, %v in all (host included):\n%s", time.Since(start), b.Profile())
+	bh := gpu(t, kernels.F16)
+	mh, err := whisper.Open(ctx, graph.NewEngine(bh), "tiny", whisper.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mh.Close()
+	for range 2 {
+		bh.ResetProfile()
+		start = time.Now()
+		if w, err = mh.Encode(ctx, feats); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	t.Logf("one encoder window with f16 products, %v in all (host included):\n%s", time.Since(start), bh.Profile())
 }
 
 // TestGPUProfileKokoro logs where Kokoro's device time goes for the
