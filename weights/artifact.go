@@ -1,6 +1,7 @@
 package weights
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,18 +21,29 @@ type Artifact struct {
 }
 
 // Open opens a model that Ensure has made ready. It does not fetch: an
-// absent model is ErrNotReady, with what to run.
+// absent model is ErrNotReady, with what to run. Every file of the model
+// whose identity changed since it was last verified is hashed first; a
+// corrupt one is an error wrapping ErrCorrupt that names it (Ensure, or
+// `models fetch`, repairs it).
 func (c *Cache) Open(id string) (*Artifact, error) {
-	m, err := Lookup(id)
+	if _, err := Lookup(id); err != nil {
+		return nil, err
+	}
+	m, man, ok := c.complete(id)
+	if !ok {
+		return nil, fmt.Errorf("weights: %s: %w under %s (run `make models` or `go run ./cmd/models fetch %s`)", id, ErrNotReady, c.Root, id)
+	}
+	bad, err := c.verify(id, c.cachedFiles(m, man), false)
 	if err != nil {
 		return nil, err
 	}
-	if !c.Ready(id) {
-		return nil, fmt.Errorf("weights: %s: %w under %s (run `make models` or `go run ./cmd/models fetch %s`)", id, ErrNotReady, c.Root, id)
-	}
-	man, err := c.readManifest(id)
-	if err != nil {
-		return nil, fmt.Errorf("weights: %s: %w", id, err)
+	if len(bad) > 0 {
+		errs := make([]error, 0, len(bad)+1)
+		for _, d := range bad {
+			errs = append(errs, d.err)
+		}
+		errs = append(errs, fmt.Errorf("weights: run `go run ./cmd/models fetch %s` to repair %s", id, id))
+		return nil, errors.Join(errs...)
 	}
 	a := &Artifact{ID: id, Dir: c.dir(id), Manifest: *man}
 	if m.convert != nil {

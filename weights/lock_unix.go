@@ -11,6 +11,10 @@ import (
 	"time"
 )
 
+// lockExclusive says that lockDir excludes other processes, so whatever
+// temporaries a lock holder finds are orphans.
+const lockExclusive = true
+
 // lockDir takes an exclusive advisory lock on <dir>/.lock, waiting (while
 // ctx allows) for another process that holds it. The lock dies with the
 // process, so a killed fetch never wedges the cache.

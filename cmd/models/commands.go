@@ -17,6 +17,7 @@ import (
 
 const usage = `usage:
   models fetch [ID... | all]   fetch, verify and convert into the cache
+  models verify [ID... | all]  hash every cached file in full; replace what is corrupt
   models list ID               every converted tensor: name, dtype, shape
   models graph ID [FILE]       the ONNX graph(s) of ID: inputs, outputs, initializers, nodes,
                                with converted tensor names as {=name}
@@ -37,6 +38,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	switch args[0] {
 	case "fetch":
 		return fetchCmd(ctx, cache, args[1:])
+	case "verify":
+		return verifyCmd(ctx, out, cache, args[1:])
 	case "list":
 		if len(args) != 2 {
 			return errors.New("usage: models list ID")
@@ -101,6 +104,43 @@ func fetchCmd(ctx context.Context, cache *weights.Cache, ids []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "models: %s ready in %s (%.1fs)\n", strings.Join(ids, ", "), cache.Root, time.Since(t0).Seconds())
+	return nil
+}
+
+// verifyCmd hashes every file of the cached models in full, which catches
+// damage that the identity check on load cannot see (bytes changed with
+// size, times and inode unchanged), and repairs what it finds as fetch
+// does. Models not in the cache are reported, not fetched.
+func verifyCmd(ctx context.Context, out io.Writer, cache *weights.Cache, ids []string) error {
+	if len(ids) == 0 || (len(ids) == 1 && ids[0] == "all") {
+		ids = weights.IDs()
+	}
+	cache.Log = func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "models: "+format+"\n", args...)
+	}
+	var present []string
+	for _, id := range ids {
+		if _, err := weights.Lookup(id); err != nil {
+			return err
+		}
+		if !cache.Ready(id) {
+			fmt.Fprintf(out, "%s: not in the cache (run `models fetch %s`)\n", id, id)
+			continue
+		}
+		present = append(present, id)
+	}
+	found, err := cache.Verify(ctx, present...)
+	for _, f := range found {
+		fmt.Fprintf(out, "%v\n", f)
+	}
+	if err != nil {
+		return err
+	}
+	if len(found) > 0 {
+		fmt.Fprintf(out, "replaced %d corrupt file(s); %s intact now\n", len(found), strings.Join(present, ", "))
+	} else if len(present) > 0 {
+		fmt.Fprintf(out, "%s: every file matches its sha256\n", strings.Join(present, ", "))
+	}
 	return nil
 }
 

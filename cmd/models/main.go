@@ -1,11 +1,15 @@
 // Command models fetches, converts and inspects Forge's model weights.
 //
 //	models fetch [ID... | all]   fetch, verify and convert into the cache (what `make models` runs)
+//	models verify [ID... | all]  hash every cached file in full; replace what is corrupt
 //	models list ID               every converted tensor: name, dtype, shape
 //	models graph ID [FILE]       the ONNX graph(s): inputs, outputs, initializers, nodes with attributes
 //	models const ID NAME [FILE]  every value of one ONNX constant
 //	models info [ID]             source table, cache paths, manifest summary
 //	models path ID [FILE]        the cached path of a side file (or the model dir)
+//
+// Loading a model hashes only the files that changed (size, times, inode)
+// since they were last verified; `models verify` hashes everything.
 //
 // The cache is $FORGE_MODELS, else $XDG_CACHE_HOME/forge/models, else
 // ~/.cache/forge/models.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,5 +57,58 @@ func TestCommands(t *testing.T) {
 		if err := run(context.Background(), args, &bytes.Buffer{}); err == nil {
 			t.Errorf("%v succeeded", args)
 		}
+	}
+}
+
+// TestVerify damages the converted weights of a copy of the Silero VAD entry
+// in place (same size, mtime set back) and checks that `models verify`
+// names the file, re-converts it, and finds everything intact afterwards.
+func TestVerify(t *testing.T) {
+	ready(t)
+	c, err := weights.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	src := filepath.Join(c.Root, weights.SileroVADv6)
+	if err := os.CopyFS(filepath.Join(root, weights.SileroVADv6), os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FORGE_MODELS", root)
+	t.Setenv("PATH", t.TempDir()) // the repair must not need npm
+	p := filepath.Join(root, weights.SileroVADv6, weights.SileroVADv6+".safetensors")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	for i := len(b) / 2; i < len(b)/2+4096; i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(p, st.ModTime(), st.ModTime())
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"verify", weights.SileroVADv6}, []string{p, "corrupt", "replaced 1 corrupt file"}},
+		{[]string{"verify", weights.SileroVADv6}, []string{"every file matches its sha256"}},
+		{[]string{"verify", weights.WhisperTiny}, []string{"not in the cache"}},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		if err := run(context.Background(), tt.args, &out); err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%v: output lacks %q:\n%s", tt.args, w, out.String())
+			}
+		}
+	}
+	if err := run(context.Background(), []string{"verify", "whisper-huge"}, &bytes.Buffer{}); err == nil {
+		t.Error("verify of an unknown model succeeded")
 	}
 }
