@@ -9,7 +9,10 @@
 // written atomically), converts the ONNX initializers to one safetensors
 // file per model named as the PyTorch modules name them, and writes a JSON
 // manifest. Open maps the converted file (zero copy) and gives access to the
-// side files (tokenizer.json, config.json, ...).
+// side files (tokenizer.json, config.json, ...). Every load checks that each
+// file is the one last verified (size, times, inode; hashed in full when
+// they changed) and refuses a corrupt one (ErrCorrupt), which Ensure
+// repairs; Verify hashes everything.
 //
 // Typical use from model code:
 //
