@@ -23,6 +23,12 @@
 //	--list-voices      print the voice names and exit
 //	--first N          cut the first sentence after about N phoneme tokens (0: never)
 //	--max-tokens N     longest chunk in phoneme tokens (default 200, at most 510)
+//	--log LEVEL        debug, info, warn, error or off (default $FORGE_LOG, else warn)
+//
+// A word too long for one chunk (a commit hash, a 30-digit number, a
+// chemical name) is cut into pieces, hex and digit strings read out in
+// groups ("3f78, 6850, …"); a character that still does not fit is left
+// out with a warning on stderr, and the rest is said.
 //
 // The scorecard's TTFA runs from the pipeline's start (the text accepted)
 // to the first audio sample out, with the model loaded and warmed

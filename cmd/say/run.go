@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tensorforge/forge/internal/backendflag"
+	"github.com/tensorforge/forge/internal/logging"
 	"github.com/tensorforge/forge/internal/procstat"
 
 	"github.com/tensorforge/forge/audio"
@@ -83,6 +84,7 @@ type options struct {
 	products   kernels.DType // --precision: the device's matrix products
 	first      int
 	maxTokens  int
+	logLevel   string // --log: warnings (text left out) reach stderr by default
 	text       []string
 }
 
@@ -102,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.maxTokens, "max-tokens", defaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")
 	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "cut the first sentence after about `N` phoneme tokens so audio starts sooner (0: never cut)")
 	device := backendflag.Flag(fs)
+	logLevel := logging.Flag(fs)
 	products := fs.String("precision", "f32", "matrix products on a GPU: f32, or f16 / bf16 (half-precision operands, f32 accumulation)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: say [flags] TEXT...   (or text on standard input)")
@@ -114,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, argError{errUsage}
 	}
 	o.scorecard = *sc
+	o.logLevel = *logLevel
 	o.text = fs.Args()
 	if o.rate <= 0 || o.rate > resample.MaxRate {
 		return nil, badArgs("--rate %d: want a positive sample rate up to %d", o.rate, resample.MaxRate)
@@ -242,7 +246,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	speakChunk := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
 		return model.SpeakChunk(ctx, c, voice, float32(o.speed))
 	}
-	p, produced, err := buildPipeline(&g2p.Chunker{G2P: front, MaxTokens: o.maxTokens}, speakChunk, o.first, o.rate, text, sink)
+	chunker := &g2p.Chunker{G2P: front, MaxTokens: o.maxTokens, Log: logging.Must(stderr, o.logLevel)}
+	p, produced, err := buildPipeline(chunker, speakChunk, o.first, o.rate, text, sink)
 	if err != nil {
 		return err
 	}
