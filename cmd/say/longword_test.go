@@ -21,7 +21,7 @@ func TestSayLongWordsCLI(t *testing.T) {
 	}
 	needFrontEnd(t)
 	needModels(t)
-	bin := testenv.BuildCommand(t, "cmd/say")
+	bin := testenv.Build(t, "cmd/say")
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name string

@@ -49,25 +49,6 @@ func Shared(t testing.TB, elem ...string) string {
 	return p
 }
 
-// BuildCommand builds the command in pkg (a path below the repository
-// root, such as "cmd/say") into a temporary directory and returns the
-// binary's path, for tests that run a CLI as a user does: its flags,
-// exit code, stdout and stderr. It skips loudly without a go tool.
-func BuildCommand(t testing.TB, pkg string) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("SKIPPED: no go tool on $PATH to build %s: %v", pkg, err)
-	}
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	cmd := exec.Command(goTool, "build", "-o", bin, "./"+filepath.ToSlash(pkg))
-	cmd.Dir = RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", pkg, err, out)
-	}
-	return bin
-}
-
 // Build compiles the command in pkg (a directory relative to the
 // repository root, such as "cmd/listen") into a temporary directory and
 // returns the binary's path, for tests of what only a process shows: exit
