@@ -132,7 +132,7 @@ func (c *Cache) verify(id string, files []cachedFile, full bool) ([]damaged, err
 		if v, ok := rec.Files[f.rel]; !full && ok && v.SHA256 == f.sha256 && v.fileID == before {
 			continue
 		}
-		t0 := time.Now()
+		// On a terminal the progress bar says what is being hashed.
 		sum, err := fetch.FileSHA256(f.path, c.Progress)
 		if err != nil {
 			return nil, fmt.Errorf("weights: %s: %w", id, err)
@@ -142,7 +142,6 @@ func (c *Cache) verify(id string, files []cachedFile, full bool) ([]damaged, err
 			updates[f.rel] = nil
 			continue
 		}
-		c.logf("verified %s/%s in %.1fs", id, f.rel, time.Since(t0).Seconds())
 		// Record the identity only if the file did not change while it
 		// was hashed.
 		if st, err := os.Stat(f.path); err == nil && identify(st) == before {
