@@ -26,16 +26,28 @@ type pcmInput struct {
 	source *stage.Source[[]float32]
 	// samples counts the 16 kHz samples delivered so far (for the RTF).
 	samples atomic.Int64
-	close   func()
+	// cut is the truncation the input ended with (an error wrapping
+	// audio.ErrTruncated), nil if it ended whole. The source sets it; read
+	// it after the pipeline has finished.
+	cut   error
+	close func()
+}
+
+// truncated returns the truncatedError that reports p's cut, or nil.
+func (p *pcmInput) truncated() error {
+	if p.cut == nil {
+		return nil
+	}
+	return &truncatedError{input: p.name, cause: p.cut, seconds: float64(p.samples.Load()) / sampleRate}
 }
 
 // openPCM opens cfg.input (or the microphone when it is "") and returns a
 // pipeline source of 16 kHz mono frames, resampling other rates.
-func openPCM(cfg *config, stdin io.Reader) (*pcmInput, error) {
+func openPCM(ctx context.Context, cfg *config, stdin io.Reader) (*pcmInput, error) {
 	if cfg.input == "" {
 		return openMicrophone(cfg)
 	}
-	in, closeIn, err := openInput(cfg.input, stdin)
+	in, closeIn, err := openInput(ctx, cfg.input, stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +80,11 @@ func openPCM(cfg *config, stdin io.Reader) (*pcmInput, error) {
 		buf := make([]float32, readSamples) // the pipeline keeps each buffer
 		n, err := r.Read(buf)
 		read += int64(n)
+		err = endAtCut(err, &p.cut)
 		if err == io.EOF && read == 0 {
+			if p.cut != nil {
+				return nil, fmt.Errorf("%s: %w", cfg.input, p.cut)
+			}
 			return nil, fmt.Errorf("%s: %w", cfg.input, errEmptyAudio)
 		}
 		if err != nil && err != io.EOF {
@@ -85,6 +101,17 @@ func openPCM(cfg *config, stdin io.Reader) (*pcmInput, error) {
 		return out, err
 	})
 	return p, nil
+}
+
+// endAtCut lets an input cut short end like a whole one: an error wrapping
+// audio.ErrTruncated (the reader has returned every whole frame before the
+// cut) is kept in *cut and io.EOF returned in its place.
+func endAtCut(err error, cut *error) error {
+	if errors.Is(err, audio.ErrTruncated) {
+		*cut = err
+		return io.EOF
+	}
+	return err
 }
 
 // openMicrophone captures from the default (or --mic) microphone at

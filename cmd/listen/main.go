@@ -13,9 +13,27 @@
 //
 // --device cpu|cuda|metal|auto picks the compute backend every mode runs
 // its models on (default $FORGE_DEVICE, else auto); --mic picks the
-// microphone. Exit codes: 0 success (and -h), 1 a failed run, 2 bad flags
-// or arguments (an unknown or unavailable --device or $FORGE_DEVICE among
-// them).
+// microphone.
+//
+// A WAV file that ends before its header says (a copy cut short, a
+// recording whose writer died) is used as far as it goes: every mode
+// transcribes or segments the audio before the cut, warns on stderr where
+// the input ended, and exits with status 3, so that a script can tell a
+// partial result from a whole one.
+//
+// Exit codes:
+//
+//	0    success (and -h)
+//	1    a failed run (bad input, missing model, ...)
+//	2    bad flags or arguments (an unknown or unavailable --device or
+//	     $FORGE_DEVICE among them)
+//	3    the input was truncated: what it held was printed, with a warning
+//	130  stopped by SIGINT (Ctrl-C; also how a microphone session ends)
+//	143  stopped by SIGTERM
+//
+// After SIGINT or SIGTERM, listen stops at once: what was printed stays
+// printed, and the scorecard is not written. A second signal ends the
+// process without waiting for the pipeline to stop.
 //
 // Structure, for the modes to come: every flag is defined in parseArgs
 // into one config; main only wires signals and exit codes; each mode is a
@@ -29,14 +47,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/internal/backendflag"
 	"github.com/tensorforge/forge/internal/logging"
+	"github.com/tensorforge/forge/internal/sigexit"
 	"github.com/tensorforge/forge/kernels"
 	_ "github.com/tensorforge/forge/kernels/backends" // every backend built in, for --device
 	"github.com/tensorforge/forge/models/vad"
@@ -45,11 +63,12 @@ import (
 	"go.uber.org/zap"
 )
 
-// Exit codes.
+// Exit codes (130 and 143 for signals come from sigexit).
 const (
-	exitOK    = 0
-	exitError = 1 // the run failed (bad input, missing model, ...)
-	exitUsage = 2 // bad flags or arguments
+	exitOK        = 0
+	exitError     = 1 // the run failed (bad input, missing model, ...)
+	exitUsage     = 2 // bad flags or arguments
+	exitTruncated = 3 // the input was cut short; what it held was used
 )
 
 // config is everything the flags say.
@@ -78,7 +97,7 @@ type config struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := sigexit.Context(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -103,6 +122,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runTranscribe(ctx, cfg, stdin, stdout, stderr)
 	}
 	if err != nil {
+		if in, ok := sigexit.Cause(ctx); ok {
+			fmt.Fprintf(stderr, "listen: %v\n", in)
+			return in.ExitCode()
+		}
+		var cut *truncatedError
+		if errors.As(err, &cut) {
+			fmt.Fprintf(stderr, "listen: warning: %v\n", err)
+			return exitTruncated
+		}
 		fmt.Fprintf(stderr, "listen: %v\n", err)
 		if errors.Is(err, errLanguage) {
 			return exitUsage
@@ -111,6 +139,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	return exitOK
 }
+
+// truncatedError is how a mode reports a run that went through on an
+// input cut short: everything before the cut was used, and run warns and
+// exits with exitTruncated.
+type truncatedError struct {
+	input   string
+	cause   error   // wraps audio.ErrTruncated
+	seconds float64 // audio before the cut
+}
+
+func (e *truncatedError) Error() string {
+	return fmt.Sprintf("%s is truncated, used the %.2f s of audio before the cut: %v", e.input, e.seconds, e.cause)
+}
+
+func (e *truncatedError) Unwrap() error { return e.cause }
 
 // parseArgs defines and parses every flag.
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
@@ -173,8 +216,8 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	switch {
 	case cfg.beam < 0 || cfg.beam > 32:
 		return nil, fmt.Errorf("--beam %d: want 0 (greedy) to 32", cfg.beam)
-	case cfg.rawRate < 0 || cfg.rawRate > 1_000_000:
-		return nil, fmt.Errorf("--raw-rate %d: want a sample rate in Hz", cfg.rawRate)
+	case cfg.rawRate != 0 && (cfg.rawRate < audio.MinSampleRate || cfg.rawRate > audio.MaxSampleRate):
+		return nil, fmt.Errorf("--raw-rate %d: %w (want %d..%d Hz)", cfg.rawRate, audio.ErrSampleRate, audio.MinSampleRate, audio.MaxSampleRate)
 	case cfg.language == "":
 		return nil, fmt.Errorf("--language is empty (want a code such as en, or auto)")
 	}

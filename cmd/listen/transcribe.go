@@ -56,7 +56,7 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 	var in *pcmInput
 	var err error
 	if cfg.input != "" {
-		if in, err = openPCM(cfg, stdin); err != nil {
+		if in, err = openPCM(ctx, cfg, stdin); err != nil {
 			return err
 		}
 		defer in.close()
@@ -86,7 +86,7 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 	cfg.log.Debug("models loaded", since(t0))
 
 	if in == nil {
-		if in, err = openPCM(cfg, stdin); err != nil {
+		if in, err = openPCM(ctx, cfg, stdin); err != nil {
 			return err
 		}
 		defer in.close()
@@ -142,12 +142,8 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 		return nil
 	}))
 
-	err = p.Run(ctx)
-	if cfg.input == "" && errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		err = nil // Ctrl-C ends a live session
-	}
-	if err != nil {
-		return err
+	if err := p.Run(ctx); err != nil {
+		return err // a signal too: it ends a live session with 130
 	}
 	if cfg.scorecard != "" || scorecards.Destination("") != "" {
 		card := scorecards.New("listen")
@@ -175,7 +171,7 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 		}
 		fmt.Fprintf(stderr, "listen: scorecard %s (RTF %.3f)\n", path, deref(card.RTF))
 	}
-	return nil
+	return in.truncated()
 }
 
 func deref(p *float64) float64 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
+	"github.com/tensorforge/forge/internal/ctxio"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/pipeline"
 	"github.com/tensorforge/forge/stage"
@@ -25,7 +26,7 @@ const readSamples = 4096
 // runVADOnly streams the input through the VAD stage and prints each
 // speech segment as it closes.
 func runVADOnly(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer) error {
-	in, closeIn, err := openInput(cfg.input, stdin)
+	in, closeIn, err := openInput(ctx, cfg.input, stdin)
 	if err != nil {
 		return err
 	}
@@ -71,11 +72,16 @@ func runVADOnly(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Wri
 		return err
 	}
 	var total int64
+	var cut error // the truncation the input ended with, if any
 	read := func(context.Context) ([]float32, error) {
 		buf := make([]float32, readSamples) // the pipeline keeps each buffer
 		n, err := r.Read(buf)
 		total += int64(n)
+		err = endAtCut(err, &cut)
 		if err == io.EOF && total == 0 {
+			if cut != nil {
+				return nil, fmt.Errorf("%s: %w", cfg.input, cut)
+			}
 			return nil, fmt.Errorf("%s: %w", cfg.input, vad.ErrEmptyAudio)
 		}
 		if err != nil && err != io.EOF {
@@ -101,13 +107,17 @@ func runVADOnly(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Wri
 		return err
 	}
 	cfg.log.Debug("done", since(t0), zap.Int64("samples", total))
+	if cut != nil {
+		return &truncatedError{input: cfg.input, cause: cut, seconds: seconds(total, f.SampleRate)}
+	}
 	return nil
 }
 
-// openInput opens the named file, or stdin for "-".
-func openInput(name string, stdin io.Reader) (io.Reader, func(), error) {
+// openInput opens the named file, or stdin for "-" (whose reads give way
+// when ctx ends: a signal must not wait for input that may never come).
+func openInput(ctx context.Context, name string, stdin io.Reader) (io.Reader, func(), error) {
 	if name == "-" {
-		return stdin, func() {}, nil
+		return ctxio.Reader(ctx, stdin), func() {}, nil
 	}
 	fh, err := os.Open(name)
 	if err != nil {
