@@ -288,6 +288,8 @@ func infoCmd(w io.Writer, cache *weights.Cache, ids []string) error {
 		if a, err := cache.Open(id); err == nil {
 			fmt.Fprintf(w, "  converted: %d tensors, %d params, %s (%.1fs)\n", a.Manifest.Tensors, a.Manifest.Params, a.Manifest.Weights, a.Manifest.ConvertSeconds)
 			a.Close()
+		} else if errors.Is(err, weights.ErrCorrupt) {
+			fmt.Fprintf(w, "  corrupt (run `models fetch %s` to repair): %v\n", id, err)
 		}
 	}
 	return nil
