@@ -11,7 +11,7 @@
 //
 // Flags:
 //
-//	-o FILE.wav        write a WAV file (16-bit PCM) instead of playing
+//	-o FILE.wav        write a WAV file (16-bit PCM) instead of playing; "-" for stdout
 //	--rate HZ          output sample rate (default 24000, Kokoro's own)
 //	--voice SPEC       a voice (af_heart) or a weighted mix (af_heart,am_michael:0.5)
 //	--speed X          speaking rate (1 = normal)
@@ -37,20 +37,39 @@
 //
 // Models are fetched into the cache on first use (progress on stderr).
 //
-// Exit codes: 0 success (and -h), 1 a failed run, 2 bad flags or
-// arguments (an unknown or unavailable --device or $FORGE_DEVICE among
-// them).
+// -o FILE.wav is written whole or not at all: the audio goes to a
+// temporary file beside it (.FILE.wav.tmp-XXXX), renamed over FILE.wav
+// when the run succeeds. A run that fails, runs out of disk space or is
+// stopped by a signal removes the temporary file and leaves FILE.wav as it
+// was (or absent). A FILE.wav that is not a regular file (a FIFO,
+// /dev/stdout on a pipe), and "-", are streamed to in place, with the
+// WAV's sizes marked unknown (0xFFFFFFFF, as ffmpeg writes to a pipe,
+// which readers take as "to the end of the stream"): a stream stopped
+// early is still a valid WAV of whole samples, just shorter.
+//
+// Exit codes:
+//
+//	0    success (and -h)
+//	1    a failed run (bad text, missing model, full disk, ...)
+//	2    bad flags or arguments (an unknown or unavailable --device or
+//	     $FORGE_DEVICE among them)
+//	130  stopped by SIGINT (Ctrl-C)
+//	143  stopped by SIGTERM
+//
+// After SIGINT or SIGTERM, say stops synthesising, removes its temporary
+// file and exits; a second signal ends it at once.
 package main
 
 import (
 	"context"
 	"os"
-	"os/signal"
+
+	"github.com/tensorforge/forge/internal/sigexit"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := exitCode(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr)
+	ctx, stop := sigexit.Context(context.Background())
+	code := exitCode(ctx, run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -6,13 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/tensorforge/forge/internal/backendflag"
+	"github.com/tensorforge/forge/internal/ctxio"
 	"github.com/tensorforge/forge/internal/logging"
+	"github.com/tensorforge/forge/internal/outfile"
 	"github.com/tensorforge/forge/internal/procstat"
+	"github.com/tensorforge/forge/internal/sigexit"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
@@ -49,10 +51,15 @@ func badArgs(format string, args ...any) error {
 }
 
 // exitCode reports err on stderr (unless the flag package already has)
-// and returns the process's exit code for it.
-func exitCode(err error, stderr io.Writer) int {
+// and returns the process's exit code for it: a run that a signal stopped
+// (ctx's cause) gets the shell's 128+n, whatever error the stop produced.
+func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
+	}
+	if in, ok := sigexit.Cause(ctx); ok {
+		fmt.Fprintln(stderr, "say:", in)
+		return in.ExitCode()
 	}
 	if !errors.Is(err, errUsage) {
 		fmt.Fprintln(stderr, "say:", err)
@@ -92,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("say", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.out, "o", "", "write the speech to `FILE.wav` instead of playing it")
+	fs.StringVar(&o.out, "o", "", "write the speech to `FILE.wav` instead of playing it (\"-\": standard output); the file appears only when complete")
 	fs.IntVar(&o.rate, "rate", kokoro.SampleRate, "output sample rate in `Hz` (resampled from 24000)")
 	fs.StringVar(&o.voice, "voice", "af_heart", "voice `NAME`, or a mix NAME[:weight],NAME[:weight]...")
 	fs.Float64Var(&o.speed, "speed", 1, "speaking rate (1 is normal, 2 twice as fast)")
@@ -119,8 +126,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.scorecard = *sc
 	o.logLevel = *logLevel
 	o.text = fs.Args()
-	if o.rate <= 0 || o.rate > resample.MaxRate {
-		return nil, badArgs("--rate %d: want a positive sample rate up to %d", o.rate, resample.MaxRate)
+	if o.rate < audio.MinSampleRate || o.rate > audio.MaxSampleRate {
+		return nil, badArgs("--rate %d: want a sample rate of %d to %d Hz", o.rate, audio.MinSampleRate, audio.MaxSampleRate)
 	}
 	if o.maxTokens < 16 || o.maxTokens > kokoro.MaxPhonemes {
 		return nil, badArgs("--max-tokens %d: want 16 to %d", o.maxTokens, kokoro.MaxPhonemes)
@@ -210,26 +217,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	warmed := time.Since(warmStart)
 
-	var text io.Reader = stdin
+	text := ctxio.Reader(ctx, stdin) // a signal must not wait for text that may never come
 	if len(o.text) > 0 {
 		text = strings.NewReader(strings.Join(o.text, " "))
 	}
 	if o.out != "" {
-		f, err := os.Create(o.out)
-		if err != nil {
-			return err
-		}
-		ws, err := newWAVSink(f, o.rate)
-		if err != nil {
-			f.Close()
-			return err
+		ws, werr := newWAVSink(o.out, stdout, o.rate)
+		if werr != nil {
+			return werr
 		}
 		sink = ws.write
-		defer func() {
-			if cerr := ws.close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}()
+		defer func() { err = ws.finish(err) }() // run's result decides: commit or remove
 	}
 
 	card := scorecards.New("say")
@@ -374,26 +372,55 @@ func (r *resampler) Flush(_ context.Context, emit stage.Emit[[]float32]) error {
 	return emit(stage.Frame[[]float32]{Offset: r.off, Rate: r.rs.OutRate(), Payload: y})
 }
 
-// wavSink streams 16-bit PCM into a WAV file as chunks arrive.
+// wavSink streams 16-bit PCM into the -o output as chunks arrive: a file
+// that appears only when the run succeeds, or standard output for "-".
 type wavSink struct {
-	f *os.File
-	w *audio.Writer
+	out *outfile.File // nil for standard output
+	w   *audio.Writer
 }
 
-func newWAVSink(f *os.File, rate int) (*wavSink, error) {
-	w, err := audio.NewWAVWriter(f, audio.S16Mono(rate))
+func newWAVSink(path string, stdout io.Writer, rate int) (*wavSink, error) {
+	s := &wavSink{}
+	dst := stdout
+	if path != "-" {
+		f, err := outfile.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		s.out, dst = f, f
+	}
+	w, err := audio.NewWAVWriter(dst, audio.S16Mono(rate))
 	if err != nil {
+		if s.out != nil {
+			s.out.Abort()
+		}
 		return nil, err
 	}
-	return &wavSink{f: f, w: w}, nil
+	s.w = w
+	return s, nil
 }
 
 func (s *wavSink) write(_ context.Context, pcm []float32) error { return s.w.Write(pcm) }
 
-func (s *wavSink) close() error {
-	err := s.w.Close()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
+// finish ends the output of a run that returned runErr and returns the
+// run's result. After a success the WAV's sizes are patched (where the
+// output seeks) and the file renamed into place; after a failure or a
+// signal the temporary file is removed, so FILE.wav keeps what it held. A
+// stream just stops: its sizes say "unknown" and it holds whole samples.
+func (s *wavSink) finish(runErr error) error {
+	if runErr != nil {
+		if s.out != nil {
+			s.out.Abort()
+		}
+		return runErr
 	}
-	return err
+	err := s.w.Close()
+	if s.out == nil {
+		return err
+	}
+	if err != nil {
+		s.out.Abort()
+		return err
+	}
+	return s.out.Commit()
 }

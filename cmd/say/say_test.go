@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/internal/sigexit"
 	"github.com/tensorforge/forge/models/kokoro"
 	"github.com/tensorforge/forge/models/kokoro/g2p"
 	"github.com/tensorforge/forge/weights"
@@ -169,7 +171,8 @@ func TestFlags(t *testing.T) {
 		{name: "env", args: []string{"hi"}, env: "cpu", backend: "cpu"},
 		{name: "flag over env", args: []string{"--device", "auto", "hi"}, env: "gpu", backend: "cpu"},
 		{name: "help", args: []string{"-h"}, code: exitOK},
-		{name: "rate", args: []string{"--rate", "0", "hi"}, code: exitUsage, msg: "say: --rate 0: want a positive sample rate"},
+		{name: "rate", args: []string{"--rate", "0", "hi"}, code: exitUsage, msg: "say: --rate 0: want a sample rate of 1000 to 384000 Hz"},
+		{name: "rate too high", args: []string{"--rate", "384001", "hi"}, code: exitUsage, msg: "say: --rate 384001: want a sample rate"},
 		{name: "half precision on the cpu", args: []string{"--device", "cpu", "--precision", "f16", "hi"}, code: exitUsage, msg: "say: --precision f16: half-precision products run on a GPU"},
 		{name: "unknown precision", args: []string{"--precision", "f8", "hi"}, code: exitUsage, msg: `say: --precision "f8": want f32, f16 or bf16`},
 		{name: "speed", args: []string{"--speed", "-1", "hi"}, code: exitUsage, msg: "--speed -1"},
@@ -196,7 +199,7 @@ func TestFlags(t *testing.T) {
 			// run parses first: a bad command line fails before voices or
 			// models load.
 			stderr.Reset()
-			code := exitCode(run(context.Background(), c.args, strings.NewReader(""), &bytes.Buffer{}, &stderr), &stderr)
+			code := exitCode(context.Background(), run(context.Background(), c.args, strings.NewReader(""), &bytes.Buffer{}, &stderr), &stderr)
 			if code != c.code || !strings.Contains(stderr.String(), c.msg) {
 				t.Errorf("exit %d, stderr %q; want exit %d and a message containing %q", code, stderr.String(), c.code, c.msg)
 			}
@@ -204,25 +207,35 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// TestExitCode: failed runs exit 1, bad command lines 2; the flag
-// package's own reports are not printed twice.
+// TestExitCode: failed runs exit 1, bad command lines 2, runs stopped by
+// a signal 128+n whatever error the stop left; the flag package's own
+// reports are not printed twice.
 func TestExitCode(t *testing.T) {
+	interrupted := func(sig syscall.Signal) context.Context {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(&sigexit.Interrupt{Signal: sig})
+		return ctx
+	}
 	for _, c := range []struct {
 		name string
+		ctx  context.Context
 		err  error
 		code int
 		msg  string
 	}{
-		{"ok", nil, exitOK, ""},
-		{"help", flag.ErrHelp, exitOK, ""},
-		{"run failed", errors.New("unknown voice"), exitError, "say: unknown voice\n"},
-		{"wrapped run failure", fmt.Errorf("nothing to say: %w", g2p.ErrNoSpeech), exitError, "say: nothing to say: " + g2p.ErrNoSpeech.Error() + "\n"},
-		{"bad flag", badArgs("--rate %d: bad", 0), exitUsage, "say: --rate 0: bad\n"},
-		{"printed by flag", argError{errUsage}, exitUsage, ""},
+		{"ok", context.Background(), nil, exitOK, ""},
+		{"help", context.Background(), flag.ErrHelp, exitOK, ""},
+		{"run failed", context.Background(), errors.New("unknown voice"), exitError, "say: unknown voice\n"},
+		{"wrapped run failure", context.Background(), fmt.Errorf("nothing to say: %w", g2p.ErrNoSpeech), exitError, "say: nothing to say: " + g2p.ErrNoSpeech.Error() + "\n"},
+		{"bad flag", context.Background(), badArgs("--rate %d: bad", 0), exitUsage, "say: --rate 0: bad\n"},
+		{"printed by flag", context.Background(), argError{errUsage}, exitUsage, ""},
+		{"SIGINT", interrupted(syscall.SIGINT), context.Canceled, 130, "say: interrupted by SIGINT\n"},
+		{"SIGTERM", interrupted(syscall.SIGTERM), errors.New("pipeline \"say\": interrupted by SIGTERM"), 143, "say: interrupted by SIGTERM\n"},
+		{"finished before the signal", interrupted(syscall.SIGTERM), nil, exitOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			if code := exitCode(c.err, &stderr); code != c.code || stderr.String() != c.msg {
+			if code := exitCode(c.ctx, c.err, &stderr); code != c.code || stderr.String() != c.msg {
 				t.Errorf("exitCode(%v) = %d, stderr %q; want %d, %q", c.err, code, stderr.String(), c.code, c.msg)
 			}
 		})
