@@ -248,19 +248,26 @@ func (c *Cache) ensure(ctx context.Context, ids []string, full bool) (damage []e
 }
 
 // SourcePath returns the cached path of a model's source file, whether or
-// not the model has been converted; an error if it has not been fetched.
+// not the model has been converted; an error if it has not been fetched,
+// or if it is corrupt (checked as Open checks files).
 func (c *Cache) SourcePath(id, name string) (string, error) {
 	m, err := Lookup(id)
 	if err != nil {
 		return "", err
 	}
-	for _, f := range m.Files {
-		if f.Name == name {
-			p := c.src(id, name)
-			if st, err := os.Stat(p); err != nil || st.Size() != f.Size {
+	for _, f := range c.cachedFiles(m, nil) {
+		if f.rel == "src/"+name {
+			if st, err := os.Stat(f.path); err != nil || st.Size() != f.size {
 				return "", fmt.Errorf("weights: %s/%s: %w (run `go run ./cmd/models fetch %s`)", id, name, ErrNotReady, id)
 			}
-			return p, nil
+			bad, err := c.verify(id, []cachedFile{f}, false)
+			if err != nil {
+				return "", err
+			}
+			if len(bad) > 0 {
+				return "", fmt.Errorf("%w (run `go run ./cmd/models fetch %s` to repair it)", bad[0].err, id)
+			}
+			return f.path, nil
 		}
 	}
 	return "", fmt.Errorf("weights: %s has no file %q", id, name)

@@ -137,6 +137,11 @@ func TestCorruptionCaughtOnOpen(t *testing.T) {
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) {
 				t.Fatalf("Open after damaging %s: %v, want an error wrapping ErrCorrupt that names it", p, err)
 			}
+			if name, ok := strings.CutPrefix(tt.file, "src/"); ok {
+				if _, err := c.SourcePath(tt.id, name); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) {
+					t.Errorf("SourcePath of a damaged source: %v, want ErrCorrupt naming it", err)
+				}
+			}
 			// No re-fetch: the repair must come from the sources alone.
 			t.Setenv("PATH", t.TempDir())
 			err = c.Ensure(context.Background(), tt.id)
