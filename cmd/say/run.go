@@ -150,6 +150,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	// Text given as arguments is checked before anything loads: blank text
+	// fails at once, and the output file is never touched.
+	if len(o.text) > 0 && !o.listVoices && strings.TrimSpace(strings.Join(o.text, " ")) == "" {
+		return fmt.Errorf("nothing to say: %w", g2p.ErrNoSpeech)
+	}
 	voices, err := kokoro.LoadVoices(ctx)
 	if err != nil {
 		return err

@@ -300,3 +300,21 @@ func TestSayErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBlankTextBeforeModels: blank text given as arguments fails before
+// any model loads (here the model cache is empty, so loading would fail
+// with another error) and never touches the output file.
+func TestBlankTextBeforeModels(t *testing.T) {
+	t.Setenv("FORGE_MODELS", t.TempDir())
+	out := filepath.Join(t.TempDir(), "v.wav")
+	if err := os.WriteFile(out, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"-o", out, " ", "\t"}, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "nothing to say") {
+		t.Fatalf("error %v, want nothing to say (before loading models)", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "keep" {
+		t.Errorf("the output file now holds %q", b)
+	}
+}
