@@ -53,7 +53,8 @@ type temp struct {
 }
 
 // plan is a compiled schedule. It is immutable once built and shared by
-// every Program compiled from a graph with the same structure.
+// every Program compiled from a graph with the same structure, except for
+// the cache's bookkeeping (guarded by the engine's mu).
 type plan struct {
 	steps      []kernels.Step
 	arenaBytes int
@@ -65,6 +66,12 @@ type plan struct {
 	runs       []run // the steps split by where they run
 	hostRuns   int   // runs on the host backend
 	hostSteps  int   // steps in them
+
+	key    string // in the engine's cache
+	bytes  int64  // estimated footprint (cache.go)
+	used   uint64 // engine tick of the last compile or reuse
+	users  int    // open programs (and compilations about to open one)
+	cached bool   // in the engine's cache; released at users == 0 otherwise
 }
 
 // planIO describes a program input or output buffer.

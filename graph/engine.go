@@ -35,16 +35,23 @@ type Engine struct {
 	hostErr  error
 
 	mu        sync.Mutex
-	plans     map[string]*plan
+	plans     map[string]*plan // bounded by planLimit (cache.go)
+	planBytes int64            // footprint of the cached plans
+	planLimit int64
+	tick      uint64 // clock of the least-recently-used orders
 	params    map[paramKey]kernels.Buffer
 	consts    map[string]kernels.Buffer
 	folded    map[string]kernels.Buffer
 	constHost map[kernels.Buffer][]byte         // host bytes behind every constant buffer
 	hostConst map[kernels.Buffer]kernels.Buffer // the host backend's copy of a constant
-	free      map[poolKey][]kernels.Buffer      // reusable program buffers by backend and size
+	free      map[poolKey][]idleBuf             // idle program buffers by side and size, oldest first
+	pool      [2]poolSide                       // buffer bytes of the device and the host
+	poolLimit int64                             // idle bytes kept per side; <0: adaptive
 	queues    [2][]kernels.Queue                // idle queues: device, host
 	compiles  int64
 	builds    int64
+
+	planEvictions, bufEvictions int64
 
 	transfers     atomic.Int64
 	transferBytes atomic.Int64
@@ -53,12 +60,6 @@ type Engine struct {
 type paramKey struct {
 	ptr uintptr
 	n   int
-}
-
-// poolKey picks a free list: buffers of one size on the device or the host.
-type poolKey struct {
-	host bool
-	size int
 }
 
 // Option configures an Engine.
@@ -89,7 +90,9 @@ func NewEngine(b kernels.Backend, opts ...Option) *Engine {
 		folded:    make(map[string]kernels.Buffer),
 		constHost: make(map[kernels.Buffer][]byte),
 		hostConst: make(map[kernels.Buffer]kernels.Buffer),
-		free:      make(map[poolKey][]kernels.Buffer),
+		free:      make(map[poolKey][]idleBuf),
+		planLimit: DefaultPlanCacheBytes,
+		poolLimit: -1,
 	}
 	e.support, _ = b.(kernels.Supporter)
 	e.planner, _ = b.(kernels.Planner)
@@ -129,17 +132,40 @@ type Stats struct {
 	// Transfers counts copies between the backend and the host backend
 	// that partitioned programs made, and TransferBytes their size.
 	Transfers, TransferBytes int64
+	// CachedPlans is the number of compiled programs the cache holds now,
+	// CachedPlanBytes their estimated size, and PlanEvictions how many it
+	// has dropped (see WithPlanCache).
+	CachedPlans, CachedPlanBytes, PlanEvictions int64
+	// LiveBytes is the size of the buffers open programs hold now, on the
+	// device and the host together, and IdleBytes of those closed programs
+	// left for reuse; PeakNeedBytes is the most that open programs have
+	// needed at once (they may hold larger buffers), which sets the
+	// adaptive bound of the pool, and BufferEvictions counts the idle
+	// buffers freed to keep within it (see WithBufferPool). States and
+	// constants are not counted.
+	LiveBytes, IdleBytes, PeakNeedBytes, BufferEvictions int64
 }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Stats{Compiles: e.compiles, GraphBuilds: e.builds, Transfers: e.transfers.Load(), TransferBytes: e.transferBytes.Load()}
+	st := Stats{
+		Compiles: e.compiles, GraphBuilds: e.builds, Transfers: e.transfers.Load(), TransferBytes: e.transferBytes.Load(),
+		CachedPlans: int64(len(e.plans)), CachedPlanBytes: e.planBytes, PlanEvictions: e.planEvictions,
+		BufferEvictions: e.bufEvictions,
+	}
+	for _, s := range e.pool {
+		st.LiveBytes += s.held
+		st.IdleBytes += s.idle
+		st.PeakNeedBytes += s.peak
+	}
+	return st
 }
 
-// Compiles returns how many distinct programs the engine has compiled; a
-// cache hit does not count.
+// Compiles returns how many programs the engine has compiled; a cache hit
+// does not count, a shape compiled again after its plan left the cache
+// does.
 func (e *Engine) Compiles() int64 { return e.Stats().Compiles }
 
 // wrapConst wraps host bytes as a constant buffer and remembers them, so a
@@ -206,47 +232,6 @@ func (e *Engine) hostConstBuffer(h kernels.Backend, b kernels.Buffer) (kernels.B
 	return hb, nil
 }
 
-// getBuf returns a free buffer of at least size bytes on the device (or on
-// the host backend): one of exactly that size, else the smallest up to
-// twice as large, else a new one. Taking a larger one lets the programs of
-// a new shape (the next sentence's length) run in memory that is already
-// mapped instead of faulting in fresh pages, and keeps the free lists from
-// growing with every distinct size.
-func (e *Engine) getBuf(host bool, size int) (kernels.Buffer, error) {
-	size = max(size, 1)
-	e.mu.Lock()
-	fit := size
-	if len(e.free[poolKey{host, size}]) == 0 {
-		fit = 0
-		for k, l := range e.free {
-			if k.host == host && len(l) > 0 && k.size > size && k.size <= 2*size && (fit == 0 || k.size < fit) {
-				fit = k.size
-			}
-		}
-	}
-	if l := e.free[poolKey{host, fit}]; fit > 0 && len(l) > 0 {
-		b := l[len(l)-1]
-		e.free[poolKey{host, fit}] = l[:len(l)-1]
-		e.mu.Unlock()
-		return b, nil
-	}
-	e.mu.Unlock()
-	if host {
-		return e.host.Alloc(size)
-	}
-	return e.backend.Alloc(size)
-}
-
-func (e *Engine) putBuf(host bool, b kernels.Buffer) {
-	if b == nil {
-		return
-	}
-	e.mu.Lock()
-	k := poolKey{host, b.Bytes()}
-	e.free[k] = append(e.free[k], b)
-	e.mu.Unlock()
-}
-
 // getQueue returns an idle queue of the device (or of the host backend).
 func (e *Engine) getQueue(host bool) (kernels.Queue, error) {
 	i := 0
@@ -304,6 +289,12 @@ func (e *Engine) withQueue(ctx context.Context, f func(kernels.Queue) error) err
 // tokens from Assign included). Compiling a graph whose structure and
 // shapes match an earlier one reuses that compilation.
 func (e *Engine) Compile(ctx context.Context, outs ...Tensor) (*Program, error) {
+	return e.compile(ctx, false, outs)
+}
+
+// compile is Compile for a program that is brief (run once, by Eval) or
+// not; see getBuf.
+func (e *Engine) compile(ctx context.Context, brief bool, outs []Tensor) (*Program, error) {
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("graph: compile: no outputs requested")
 	}
@@ -327,7 +318,7 @@ func (e *Engine) Compile(ctx context.Context, outs ...Tensor) (*Program, error) 
 	c := newCompiler(e, g, ids, true)
 	key := structureKey(g, c.order, c.pos, ids)
 	e.mu.Lock()
-	p := e.plans[key]
+	p := e.lookupPlan(key)
 	e.builds++
 	e.mu.Unlock()
 	if p == nil {
@@ -336,14 +327,7 @@ func (e *Engine) Compile(ctx context.Context, outs ...Tensor) (*Program, error) 
 		if err != nil {
 			return nil, err
 		}
-		e.mu.Lock()
-		if q := e.plans[key]; q != nil {
-			p = q
-		} else {
-			e.plans[key] = p
-			e.compiles++
-		}
-		e.mu.Unlock()
+		p = e.addPlan(key, p)
 	}
-	return e.newProgram(p, g, c.orig)
+	return e.newProgram(p, g, c.orig, brief)
 }

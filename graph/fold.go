@@ -79,7 +79,8 @@ func (c *compiler) foldConstants() error {
 		if err != nil {
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
-		prog, err := c.e.newProgram(p, g, sc.orig)
+		p.users = 1 // runs once, uncached: released when prog closes
+		prog, err := c.e.newProgram(p, g, sc.orig, true)
 		if err != nil {
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}

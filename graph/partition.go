@@ -45,6 +45,7 @@ func (e *Engine) partition(p *plan) error {
 		r := &p.runs[i]
 		if r.host {
 			if _, err := e.hostBackend(); err != nil {
+				p.release()
 				s := &p.steps[r.lo]
 				return fmt.Errorf("graph: step %d (%s, op %s) is not supported by %s: %w", r.lo, s.Name, s.Op, e.backend.Name(), err)
 			}
@@ -56,6 +57,7 @@ func (e *Engine) partition(p *plan) error {
 		if e.planner != nil {
 			pl, err := e.planner.Plan(p.steps[r.lo:r.hi])
 			if err != nil {
+				p.release()
 				return fmt.Errorf("graph: %s: planning steps %d-%d: %w", e.backend.Name(), r.lo, r.hi-1, err)
 			}
 			r.plan = pl
@@ -183,7 +185,7 @@ func (p *Program) bindHost() error {
 			}
 			p.unified = false
 		}
-		if p.hbufs[i], err = e.getBuf(true, b.Bytes()); err != nil {
+		if p.hbufs[i], err = e.getBuf(true, b.Bytes(), p.brief); err != nil {
 			return fmt.Errorf("graph: host mirror of slot %d: %w", i, err)
 		}
 		p.owned[i] = true

@@ -10,13 +10,17 @@ import (
 	"github.com/tensorforge/forge/kernels"
 )
 
-func (e *Engine) newProgram(p *plan, g *Graph, order []uint32) (*Program, error) {
-	prog := &Program{e: e, p: p, g: g, bufs: make([]kernels.Buffer, p.nslots)}
+// newProgram binds a plan to buffers of its own; brief says the program
+// lives for one run (see getBuf). The caller has counted the program as a
+// user of p (lookupPlan, addPlan); Close, or a failure here, ends that.
+func (e *Engine) newProgram(p *plan, g *Graph, order []uint32, brief bool) (*Program, error) {
+	prog := &Program{e: e, p: p, g: g, bufs: make([]kernels.Buffer, p.nslots), brief: brief}
 	var err error
 	if prog.q, err = e.getQueue(false); err != nil {
+		e.donePlan(p)
 		return nil, err
 	}
-	if prog.bufs[0], err = e.getBuf(false, p.arenaBytes); err != nil {
+	if prog.bufs[0], err = e.getBuf(false, p.arenaBytes, brief); err != nil {
 		prog.Close()
 		return nil, fmt.Errorf("graph: arena of %d bytes: %w", p.arenaBytes, err)
 	}
@@ -26,7 +30,7 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32) (*Program, error)
 	prog.inputs = make([]uint32, len(p.inputs))
 	for k, in := range p.inputs {
 		prog.inputs[k] = order[in.pos]
-		if prog.bufs[p.inputSlot(k)], err = e.getBuf(false, in.bytes); err != nil {
+		if prog.bufs[p.inputSlot(k)], err = e.getBuf(false, in.bytes, brief); err != nil {
 			prog.Close()
 			return nil, fmt.Errorf("graph: input buffer: %w", err)
 		}
@@ -34,7 +38,7 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32) (*Program, error)
 	prog.outputs = make([]uint32, len(p.outputs))
 	for k, out := range p.outputs {
 		prog.outputs[k] = order[out.pos]
-		if prog.bufs[p.outputSlot(k)], err = e.getBuf(false, out.bytes); err != nil {
+		if prog.bufs[p.outputSlot(k)], err = e.getBuf(false, out.bytes, brief); err != nil {
 			prog.Close()
 			return nil, fmt.Errorf("graph: output buffer: %w", err)
 		}
@@ -61,7 +65,7 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32) (*Program, error)
 // on the host. Effect tokens among outs yield no Value (nil). When Eval
 // returns, the program's work, effects on States included, has finished.
 func (e *Engine) Eval(ctx context.Context, outs ...Tensor) ([]*Value, error) {
-	prog, err := e.Compile(ctx, outs...)
+	prog, err := e.compile(ctx, true, outs)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +114,8 @@ type Program struct {
 	hmem    [][]byte // host bytes of each mirror
 	owned   []bool   // mirrors this program allocated (and returns on Close)
 	unified bool     // mirrors alias device memory: no copies, only waits
+
+	brief bool // lives for one Eval (see Engine.getBuf)
 }
 
 // Steps returns the number of kernel launches one Run makes.
@@ -266,7 +272,8 @@ func (p *Program) Output(ctx context.Context, k int) (*Value, error) {
 }
 
 // Close waits for the program's work, then returns its buffers and queues
-// to the engine for reuse. Closing twice is harmless.
+// to the engine for reuse (and releases its compiled plan if the engine's
+// cache dropped it meanwhile). Closing twice is harmless.
 func (p *Program) Close() {
 	if p.bufs == nil {
 		return
@@ -277,12 +284,12 @@ func (p *Program) Close() {
 		_ = p.q.Sync(context.Background())
 		e.putQueue(false, p.q)
 	}
-	e.putBuf(false, p.bufs[0])
-	for k := range p.p.inputs {
-		e.putBuf(false, p.bufs[p.p.inputSlot(k)])
+	e.putBuf(false, p.bufs[0], p.p.arenaBytes)
+	for k, in := range p.p.inputs {
+		e.putBuf(false, p.bufs[p.p.inputSlot(k)], in.bytes)
 	}
-	for k := range p.p.outputs {
-		e.putBuf(false, p.bufs[p.p.outputSlot(k)])
+	for k, out := range p.p.outputs {
+		e.putBuf(false, p.bufs[p.p.outputSlot(k)], out.bytes)
 	}
 	if p.hq != nil {
 		_ = p.hq.Sync(context.Background())
@@ -290,10 +297,11 @@ func (p *Program) Close() {
 	}
 	for i, b := range p.hbufs {
 		if p.owned[i] {
-			e.putBuf(true, b)
+			e.putBuf(true, b, p.bufs[i].Bytes())
 		}
 	}
 	p.bufs, p.hbufs = nil, nil
+	e.donePlan(p.p)
 }
 
 // Value is a tensor's contents on the host.
