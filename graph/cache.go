@@ -40,9 +40,9 @@ func WithPlanCache(bytes int64) Option {
 // the bound follows the workload: twice the most bytes its open programs
 // have needed at once, and at least 64 MiB. Programs of new shapes then
 // run in pooled buffers (see getBuf) instead of freeing and allocating:
-// replayed against the buffer requests of say over 1,500 words, a bound
-// of once the peak allocated 8 times the pool's size in all, twice the
-// peak nothing beyond the pool's own 432 MB (215 MB needed at peak).
+// replayed against the buffer requests of say over 1,500 words (215 MB
+// needed at peak), a bound of once the peak freed and allocated 6.7 GB in
+// all, twice the peak allocated nothing beyond the pool's own 432 MB.
 // Zero keeps none.
 func WithBufferPool(bytes int64) Option {
 	return func(e *Engine) { e.poolLimit = max(bytes, 0) }
