@@ -34,8 +34,16 @@ type session struct {
 type kvCache struct {
 	k, v    []*graph.State
 	steps   map[stepKey]*stepProgram
+	starts  []stepKey               // keys of Start programs in steps, least recently used first
 	reorder map[int]*reorderProgram // by attended length
 }
+
+// maxStarts bounds the Start programs a cache keeps. Their shape follows
+// the prefix, whose prompt (the previous window's text) has a new length
+// almost every window: kept all, they held a program's buffers for every
+// length a long transcription met (an hour of audio: +32 MB and rising).
+// Step programs, one per attended length, are all kept.
+const maxStarts = 4
 
 // stepKey is what a decoder program's shape depends on.
 type stepKey struct {
@@ -500,7 +508,11 @@ func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) e
 // it the first time: ids [beams, n], the position of the first token, and
 // for Start the prefix positions whose logits are read.
 func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error) {
-	if sp := w.cache.steps[key]; sp != nil {
+	c := w.cache
+	if sp := c.steps[key]; sp != nil {
+		if i := slices.Index(c.starts, key); i >= 0 {
+			c.starts = append(slices.Delete(c.starts, i, i+1), key)
+		}
 		return sp, nil
 	}
 	m, B := w.m, w.beams
@@ -529,7 +541,15 @@ func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error)
 		return nil, err
 	}
 	sp.prog = prog
-	w.cache.steps[key] = sp
+	c.steps[key] = sp
+	if key.rows > 0 {
+		if len(c.starts) == maxStarts {
+			c.steps[c.starts[0]].prog.Close()
+			delete(c.steps, c.starts[0])
+			c.starts = slices.Delete(c.starts, 0, 1)
+		}
+		c.starts = append(c.starts, key)
+	}
 	return sp, nil
 }
 
