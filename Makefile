@@ -38,7 +38,8 @@ fmt-check:
 
 # test is the README's test command: system packages, model files, format,
 # vet, every package's tests, and the concurrent code once more under -race
-# (the flow packages, and three models sharing one engine).
+# (the flow packages, three models sharing one engine, the say → listen
+# round trip, Kokoro and say in -short mode).
 test: deps models fmt-check vet
 	$(GO) test -count=1 $(PKGS)
 	$(MAKE) race
@@ -51,9 +52,12 @@ lint:
 arm64-test:
 	GOARCH=arm64 CGO_ENABLED=0 $(GO) test -count=1 -exec qemu-aarch64 ./kernels/neon/... ./kernels/cpu/gemm/...
 
+# race: 171 s on 2 busy cores with a cold build cache, of which e2e's round
+# trip and Kokoro and say (-short) add 95 (reports/2026-11-23-soak.md).
 race:
-	$(GO) test -race -count=1 ./stage/... ./pipeline/... ./scorecards/...
-	$(GO) test -race -count=1 -run 'Concurrent|UpdateState|Partition|Lowered' ./e2e/ ./graph/
+	$(GO) test -race -count=1 ./stage/... ./pipeline/... ./scorecards/... ./e2e/
+	$(GO) test -race -count=1 -run 'Concurrent|UpdateState|Partition|Lowered' ./graph/
+	$(GO) test -race -short -count=1 ./models/kokoro/... ./cmd/say/
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
