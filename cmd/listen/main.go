@@ -53,6 +53,7 @@ import (
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/internal/backendflag"
+	"github.com/tensorforge/forge/internal/gcpace"
 	"github.com/tensorforge/forge/internal/logging"
 	"github.com/tensorforge/forge/internal/sigexit"
 	"github.com/tensorforge/forge/kernels"
@@ -97,6 +98,7 @@ type config struct {
 }
 
 func main() {
+	gcpace.Apply()
 	ctx, stop := sigexit.Context(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

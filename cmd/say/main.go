@@ -64,10 +64,12 @@ import (
 	"context"
 	"os"
 
+	"github.com/tensorforge/forge/internal/gcpace"
 	"github.com/tensorforge/forge/internal/sigexit"
 )
 
 func main() {
+	gcpace.Apply()
 	ctx, stop := sigexit.Context(context.Background())
 	code := exitCode(ctx, run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr)
 	stop()

@@ -114,6 +114,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("work folder: %w", err)
 		}
 		defer os.RemoveAll(c.work)
+	} else if err := os.MkdirAll(c.work, 0o755); err != nil {
+		return fmt.Errorf("work folder: %w", err)
 	}
 	var cmd *exec.Cmd
 	var desc string
