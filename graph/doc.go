@@ -18,5 +18,9 @@
 // transposes, slices and broadcasts into strided views where kernels accept
 // them, and plans intermediate buffers into one arena by liveness. Programs
 // are cached by the graph's structure and input shapes, so rebuilding the
-// same model graph for the next chunk of audio does not recompile.
+// same model graph for the next chunk of audio does not recompile. That
+// cache, and the pool of buffers closed programs leave for the next ones,
+// are bounded and drop what was least recently used (WithPlanCache,
+// WithBufferPool), so a long run over ever new shapes stays in bounded
+// memory.
 package graph
