@@ -44,6 +44,7 @@ var api struct {
 	msgI64                                             func(ID, objc.SEL) int64
 	msgBool                                            func(ID, objc.SEL) bool
 	msgBoolSel                                         func(ID, objc.SEL, objc.SEL) bool
+	msgBoolU64                                         func(ID, objc.SEL, uint64) bool
 	msgPtr                                             func(ID, objc.SEL) unsafe.Pointer
 	msgStr                                             func(ID, objc.SEL) string
 	msgCStr                                            func(ID, objc.SEL, *byte) ID
@@ -100,7 +101,7 @@ func load() error {
 		purego.RegisterFunc(f.fptr, sym)
 	}
 	for _, f := range []any{&api.msgID, &api.msgIDID, &api.msgVoid, &api.msgVoidID, &api.msgVoidBool, &api.msgVoidU64,
-		&api.msgU64, &api.msgI64, &api.msgBool, &api.msgBoolSel, &api.msgPtr, &api.msgStr, &api.msgCStr,
+		&api.msgU64, &api.msgI64, &api.msgBool, &api.msgBoolSel, &api.msgBoolU64, &api.msgPtr, &api.msgStr, &api.msgCStr,
 		&api.msgNewBuffer, &api.msgNoCopy, &api.msgLibrary, &api.msgIDErr, &api.msgBoolIDErr,
 		&api.msgPipelineDesc, &api.msgSetBuffer, &api.msgSetBytes, &api.msgDispatch} {
 		purego.RegisterFunc(f, send)
@@ -198,6 +199,15 @@ func (d *Device) Name() string { return goString(api.msgID(d.id, sel(selName))) 
 
 // UnifiedMemory reports whether the CPU and GPU share memory.
 func (d *Device) UnifiedMemory() bool { return api.msgBool(d.id, sel(selHasUnifiedMemory)) }
+
+// FamilyApple7 is MTLGPUFamilyApple7 (M1, A14 and later): simdgroup
+// matrix operations, which the hand-written matrix product uses.
+const FamilyApple7 = 1007
+
+// SupportsFamily reports whether the device belongs to a GPU family.
+func (d *Device) SupportsFamily(f int) bool {
+	return api.msgBoolU64(d.id, sel(selSupportsFamily), uint64(f))
+}
 
 // MaxBufferLength is the largest buffer the device allocates.
 func (d *Device) MaxBufferLength() int { return int(api.msgU64(d.id, sel(selMaxBufferLength))) }

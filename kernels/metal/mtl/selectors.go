@@ -31,6 +31,7 @@ const (
 	// MTLDevice
 	selName
 	selHasUnifiedMemory
+	selSupportsFamily
 	selMaxBufferLength
 	selNewBufferWithLength
 	selNewBufferWithBytesNoCopy
@@ -105,6 +106,7 @@ var selectorTable = [numSelectors]struct {
 
 	selName:                                  {"name", 0},
 	selHasUnifiedMemory:                      {"hasUnifiedMemory", 0},
+	selSupportsFamily:                        {"supportsFamily:", 1},
 	selMaxBufferLength:                       {"maxBufferLength", 0},
 	selNewBufferWithLength:                   {"newBufferWithLength:options:", 2},
 	selNewBufferWithBytesNoCopy:              {"newBufferWithBytesNoCopy:length:options:deallocator:", 4},
