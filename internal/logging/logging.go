@@ -2,9 +2,11 @@
 // default (warnings and errors only, so a CLI's stdout and stderr stay
 // clean), debug when asked with a --log flag or FORGE_LOG=debug.
 //
-// Libraries in Forge take a *zap.Logger from their caller (nil or
-// zap.NewNop() for silence) and never log per frame or per sample; this
-// package is for the programs at the top.
+// Libraries in Forge take a logger from their caller (nil for silence)
+// and never log per frame or per sample: the speech packages a service
+// embeds take a *slog.Logger, the packages below them a *zap.Logger; Slog
+// and Zap convert between the two. This package is for the programs at
+// the top and for that seam.
 package logging
 
 import (
