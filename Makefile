@@ -31,6 +31,7 @@ vet:
 # on a machine that has neither.
 cross-vet:
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(PKGS)
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) test -c -o /dev/null ./kernels/metal/
 	GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(PKGS)
 
 fmt-check:

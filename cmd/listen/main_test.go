@@ -259,7 +259,7 @@ func TestDeviceFlag(t *testing.T) {
 		{name: "flag over env", args: []string{"--device", "cpu", "x.wav"}, env: "nope", want: "cpu"},
 		{name: "unknown", args: []string{"--device", "gpu", "missing.wav"}, msg: `--device gpu: kernels: unknown backend "gpu": not built into this binary (available: cpu, auto)`},
 		{name: "unknown vad-only", args: []string{"--vad-only", "--device", "tpu", "missing.wav"}, msg: `--device tpu: kernels: unknown backend "tpu"`},
-		{name: "not built in", args: []string{"--device", "metal", "missing.wav"}, msg: `--device metal: kernels: unknown backend "metal": not built into this binary`},
+		{name: "metal off darwin", args: []string{"--device", "metal", "missing.wav"}, msg: `--device metal: kernels: metal: backend unavailable: not darwin`},
 		{name: "bad env", args: []string{"missing.wav"}, env: "gpu", msg: `FORGE_DEVICE=gpu: kernels: unknown backend "gpu"`},
 		{name: "bad env vad-only", args: []string{"--vad-only", "missing.wav"}, env: "cuda", msg: `FORGE_DEVICE=cuda: kernels: cuda: backend unavailable: libcuda.so.1 not found`},
 		{name: "flag without value", args: []string{"--device"}, msg: "flag needs an argument: -device"},

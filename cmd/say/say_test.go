@@ -182,7 +182,7 @@ func TestFlags(t *testing.T) {
 		{name: "not a number", args: []string{"--rate", "fast"}, code: exitUsage, msg: `invalid value "fast" for flag -rate`},
 		{name: "unknown device", args: []string{"--device", "gpu", "hi"}, code: exitUsage,
 			msg: `say: --device gpu: kernels: unknown backend "gpu": not built into this binary (available: cpu, auto)`},
-		{name: "device not built in", args: []string{"--device", "metal", "hi"}, code: exitUsage, msg: `--device metal: kernels: unknown backend "metal"`},
+		{name: "metal off darwin", args: []string{"--device", "metal", "hi"}, code: exitUsage, msg: `--device metal: kernels: metal: backend unavailable: not darwin`},
 		{name: "bad env", args: []string{"hi"}, env: "tpu", code: exitUsage, msg: `say: FORGE_DEVICE=tpu: kernels: unknown backend "tpu"`},
 		{name: "device without value", args: []string{"--device"}, code: exitUsage, msg: "flag needs an argument: -device"},
 	} {

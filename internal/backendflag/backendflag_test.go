@@ -40,8 +40,10 @@ func TestChoose(t *testing.T) {
 		{name: "flag wins", flag: "cpu", env: "gpu", want: "cpu"},
 		{name: "unknown flag", flag: "gpu", env: "cpu", err: kernels.ErrUnknown,
 			msg: []string{"--device gpu", `unknown backend "gpu"`, "available: cpu, auto"}},
-		{name: "not built in", flag: "metal", err: kernels.ErrUnknown,
-			msg: []string{"--device metal", "not built into this binary", "available: cpu, auto"}},
+		{name: "not built in", flag: "tpu", err: kernels.ErrUnknown,
+			msg: []string{"--device tpu", "not built into this binary", "available: cpu, auto"}},
+		{name: "metal off darwin", flag: "metal", err: kernels.ErrUnavailable,
+			msg: []string{"--device metal", "unavailable: not darwin", "available: cpu, auto"}},
 		{name: "unknown env", env: "tpu", err: kernels.ErrUnknown,
 			msg: []string{"FORGE_DEVICE=tpu", `unknown backend "tpu"`, "available: cpu, auto"}},
 		{name: "unavailable flag", flag: "nodriver", err: kernels.ErrUnavailable,
@@ -80,7 +82,7 @@ func TestFlag(t *testing.T) {
 		t.Fatalf("--device cpu parsed as %q, %v", *v, err)
 	}
 	u := fs.Lookup("device").Usage
-	for _, m := range []string{"cpu, cuda, metal or auto", "nodriver, cuda, cpu, auto", "$" + EnvVar} {
+	for _, m := range []string{"cpu, cuda, metal or auto", "nodriver, cuda, metal, cpu, auto", "$" + EnvVar} {
 		if !strings.Contains(u, m) {
 			t.Errorf("usage %q does not say %q", u, m)
 		}
