@@ -1,0 +1,59 @@
+package say
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tensorforge/forge/internal/procstat"
+)
+
+// paragraph is the 30-word benchmark text.
+const paragraph = "The old lighthouse keeper climbed the winding stairs each evening, lit the great lamp, " +
+	"and watched ships pass safely through the narrow channel toward the quiet harbor beyond the hill."
+
+func BenchmarkParagraphFP32(b *testing.B) { benchParagraph(b, false) }
+func BenchmarkParagraphInt8(b *testing.B) { benchParagraph(b, true) }
+
+// benchParagraph runs Synthesize (front-end, Kokoro, 24 kHz) on the
+// paragraph and reports the real-time factor (wall/audio), the
+// CPU-seconds per audio second (steadier than wall time on a shared
+// machine) and the time to first audio (TTFA), from the run's start with
+// the model loaded and warmed. ttfa-cold-ms is the first run after New,
+// which also compiles the programs for the paragraph's shapes (as a first
+// request does); ttfa-ms and rtf are the mean of the runs after it.
+func benchParagraph(b *testing.B, int8 bool) {
+	if n := len(strings.Fields(paragraph)); n != 30 {
+		b.Fatalf("paragraph has %d words", n)
+	}
+	needFrontEnd(b)
+	s, err := New(context.Background(), Config{Int8: int8, Device: "cpu"})
+	if err != nil {
+		b.Skipf("SKIP: Kokoro unavailable: %v", err)
+	}
+	defer s.Close()
+	once := func() (audio float64, ttfa time.Duration) {
+		res, err := s.Synthesize(context.Background(), String(paragraph), Options{}, func(Audio) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res.Seconds(), res.TTFA
+	}
+	_, cold := once() // compiles the programs for these shapes
+	b.ResetTimer()
+	var audio float64
+	var ttfa time.Duration
+	c0, w0 := procstat.CPUTime(), time.Now()
+	for range b.N {
+		a, t := once()
+		audio += a
+		ttfa += t
+	}
+	wall, cpuSec := time.Since(w0).Seconds(), (procstat.CPUTime() - c0).Seconds()
+	b.ReportMetric(wall/audio, "rtf")
+	b.ReportMetric(cpuSec/audio, "cpu-s/audio-s")
+	b.ReportMetric(float64(ttfa.Milliseconds())/float64(b.N), "ttfa-ms")
+	b.ReportMetric(float64(cold.Milliseconds()), "ttfa-cold-ms")
+	b.ReportMetric(audio/float64(b.N), "audio-s")
+}

@@ -1,0 +1,189 @@
+package say
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tensorforge/forge/models/kokoro"
+	"github.com/tensorforge/forge/models/kokoro/g2p"
+	"go.uber.org/goleak"
+)
+
+// needFrontEnd returns an en-us G2P, skipping loudly without espeak-ng.
+func needFrontEnd(t testing.TB) *g2p.G2P {
+	t.Helper()
+	front, err := g2p.NewEspeak(g2p.AmericanEnglish)
+	if err != nil {
+		t.Skipf("SKIP: espeak-ng unavailable (apt-get install libespeak-ng1 espeak-ng-data): %v", err)
+	}
+	return front
+}
+
+// fakeSpeak stands in for the model: 100 samples per phoneme token.
+func fakeSpeak(_ context.Context, c g2p.Chunk) ([]float32, error) {
+	if len(c.IDs) < 3 {
+		return nil, errors.New("empty chunk")
+	}
+	return make([]float32, 100*c.Tokens()), nil
+}
+
+func TestPipelineStreamsLongText(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	front := needFrontEnd(t)
+	// 100 kB of text, streamed: chunks are synthesised while the rest is
+	// still being read.
+	var b strings.Builder
+	for b.Len() < 100_000 {
+		b.WriteString("The quick brown fox jumps over the lazy dog, again and again. ")
+	}
+	var blocks int
+	var total, next int64
+	sink := func(_ context.Context, a Audio) error {
+		if a.Offset != next || a.Rate != 16000 {
+			t.Errorf("block at %d (%d Hz), want %d at 16000", a.Offset, a.Rate, next)
+		}
+		blocks++
+		total += int64(len(a.Samples))
+		next += int64(len(a.Samples))
+		return nil
+	}
+	p, err := buildPipeline(&g2p.Chunker{G2P: front}, fakeSpeak, kokoro.DefaultFirstTokens, 16000, Reader(strings.NewReader(b.String())), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if blocks < 1000 || total == 0 {
+		t.Fatalf("%d blocks, %d samples", blocks, total)
+	}
+	if p.Metrics().TimeToFirstOutput() <= 0 {
+		t.Errorf("no time to first output recorded")
+	}
+}
+
+func TestPipelineFirstChunkSplit(t *testing.T) {
+	front := needFrontEnd(t)
+	var pieces []int
+	speak := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+		pieces = append(pieces, c.Tokens())
+		return fakeSpeak(ctx, c)
+	}
+	sink := func(context.Context, Audio) error { return nil }
+	text := "The quick brown fox jumps over the lazy dog, while the small cat sleeps quietly by the warm fire."
+	p, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 24, kokoro.SampleRate, String(text), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(pieces) != 2 || pieces[0] > 24 {
+		t.Fatalf("pieces of %v tokens, want the one sentence cut in two with at most 24 first", pieces)
+	}
+}
+
+func TestPipelineBadInput(t *testing.T) {
+	front := needFrontEnd(t)
+	sink := func(context.Context, Audio) error { return nil }
+	for _, c := range []struct {
+		name, text string
+		want       error
+	}{
+		{"empty", "", ErrNoSpeech},
+		{"whitespace", "  \n\t ", ErrNoSpeech},
+		{"punctuation", "... ?! --", ErrNoSpeech},
+		{"invalid utf-8", "hello \xff\xfe world", ErrInvalidUTF8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			p, err := buildPipeline(&g2p.Chunker{G2P: front}, fakeSpeak, 0, kokoro.SampleRate, Reader(strings.NewReader(c.text)), sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Run(context.Background()); !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+func TestPipelineCancel(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	front := needFrontEnd(t)
+	slow := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		return fakeSpeak(ctx, c)
+	}
+	sink := func(context.Context, Audio) error { return nil }
+	text := strings.Repeat("One sentence after another. ", 200)
+	p, err := buildPipeline(&g2p.Chunker{G2P: front}, slow, 0, kokoro.SampleRate, String(text), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := p.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want the deadline", err)
+	}
+}
+
+// TestTokens: fragments sent on a channel are spoken sentence by sentence
+// while later ones are still to come — the first sentence is synthesised
+// before the channel has sent the second — and a run whose context ends
+// stops waiting for the channel.
+func TestTokens(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	front := needFrontEnd(t)
+	ch := make(chan string)
+	spoken := make(chan string, 10)
+	speak := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+		spoken <- c.Text
+		return fakeSpeak(ctx, c)
+	}
+	p, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 0, kokoro.SampleRate, Tokens(ch), func(context.Context, Audio) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(context.Background()) }()
+	for _, tok := range []string{"Hello", " there", ",", " my", " friend", ".", " How"} {
+		ch <- tok
+	}
+	select {
+	case got := <-spoken:
+		if got != "Hello there, my friend." {
+			t.Errorf("first chunk %q", got)
+		}
+	case <-time.After(2 * time.Minute): // a guard against a hang, not a measure
+		t.Fatal("the first sentence was not spoken before the text ended")
+	}
+	for _, tok := range []string{" are", " you", "?"} {
+		ch <- tok
+	}
+	close(ch)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-spoken; got != "How are you?" {
+		t.Errorf("second chunk %q", got)
+	}
+
+	ch = make(chan string) // never closed
+	p, err = buildPipeline(&g2p.Chunker{G2P: front}, fakeSpeak, 0, kokoro.SampleRate, Tokens(ch), func(context.Context, Audio) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want the deadline", err)
+	}
+}
