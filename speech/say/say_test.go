@@ -96,7 +96,9 @@ func TestSynthesizeConcurrent(t *testing.T) {
 	got := make([][]float32, len(voices))
 	errs := make([]error, len(voices))
 	for i, v := range voices {
-		wg.Go(func() { got[i], _, errs[i] = speak(context.Background(), s, String("Good morning."), Options{Voice: v}) })
+		wg.Go(func() {
+			got[i], _, errs[i] = speak(context.Background(), s, String("Good morning."), Options{Voice: v})
+		})
 	}
 	wg.Wait()
 	for i := range voices {
