@@ -16,7 +16,8 @@ import (
 // up by one, which would wrap 0xFFFFFFFF to zero.
 const feedUnknownSize = 0xFFFFFFFE
 
-// Reader streams mono float32 samples out of a WAV or raw PCM stream.
+// Reader streams mono float32 samples out of a WAV, FLAC, MP3 or raw PCM
+// stream.
 // Read fills the caller's buffer completely until the stream ends, so
 // reading into a slice of N samples yields frames of N samples.
 // A Reader is not safe for concurrent use.
@@ -29,6 +30,15 @@ type Reader struct {
 	scale     float64 // multiplies a decoded integer into [-1, 1)
 	offset    int     // added to a decoded integer first (-128 for u8)
 	err       error   // sticky: io.EOF or the error that ended the stream
+
+	container Container
+	// Compressed formats (Open): codec decodes blocks of interleaved
+	// integers into block; pending is the part not yet delivered.
+	codec    codecSource
+	frames   int64 // the decoder's announced length, -1 unknown
+	block    []int
+	pending  []int
+	codecErr error // how the codec's stream ended, once it has
 }
 
 // NewWAVReader parses and validates the WAV header at the start of r and
@@ -38,7 +48,11 @@ func NewWAVReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newReader(r, info.format, info.dataBytes)
+	rd, err := newReader(r, info.format, info.dataBytes)
+	if rd != nil {
+		rd.container = WAV
+	}
+	return rd, err
 }
 
 // NewRawReader returns a Reader over headerless interleaved PCM in format f
@@ -48,7 +62,11 @@ func NewRawReader(r io.Reader, f Format) (*Reader, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("audio: raw PCM: %w", err)
 	}
-	return newReader(r, f, -1)
+	rd, err := newReader(r, f, -1)
+	if rd != nil {
+		rd.container = RawPCM
+	}
+	return rd, err
 }
 
 func newReader(r io.Reader, f Format, dataBytes int64) (*Reader, error) {
@@ -83,15 +101,21 @@ func newReader(r io.Reader, f Format, dataBytes int64) (*Reader, error) {
 }
 
 // Format returns the layout of the source samples (before the mono
-// down-mix).
+// down-mix). For a compressed format, Encoding is the narrowest PCM
+// encoding that holds the decoded samples exactly (Int16 for MP3 and for
+// FLAC of up to 16 bits).
 func (r *Reader) Format() Format { return r.format }
 
 // SampleRate returns the source sample rate in Hz.
 func (r *Reader) SampleRate() int { return r.format.SampleRate }
 
 // Frames returns the number of mono samples the header announces, or -1
-// when the length is unknown (raw PCM, or a WAV written to a pipe).
+// when the length is unknown (raw PCM, a WAV written to a pipe, FLAC
+// without a sample count, MP3 without a Xing/LAME header).
 func (r *Reader) Frames() int64 {
+	if r.codec != nil {
+		return r.frames
+	}
 	if r.dataBytes < 0 {
 		return -1
 	}
@@ -109,6 +133,9 @@ func (r *Reader) Read(dst []float32) (int, error) {
 	}
 	if len(dst) == 0 {
 		return 0, nil
+	}
+	if r.codec != nil {
+		return r.readCodec(dst)
 	}
 	ch := r.format.Channels
 	need := len(dst) * ch
