@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -433,4 +434,18 @@ func (q *queue) Close() error {
 	err := q.wait(context.Background())
 	_ = q.b.th.Do(func() error { q.q.Release(); return nil })
 	return err
+}
+
+// cacheDir is where compiled kernels are kept between processes, as the
+// CUDA backend's: $FORGE_KERNELS, else the user cache's forge/kernels;
+// empty when neither can be found.
+func cacheDir() string {
+	if d := os.Getenv("FORGE_KERNELS"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "forge", "kernels")
 }

@@ -3,7 +3,6 @@ package metal
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 
 	"github.com/tensorforge/forge/kernels/codegen"
@@ -34,18 +33,4 @@ func archivePath(dir, device, osVersion string) string {
 	}
 	h := sha256.Sum256([]byte(archiveVersion + "\x00" + device + "\x00" + osVersion))
 	return filepath.Join(dir, "metal-"+hex.EncodeToString(h[:8])+".binarchive")
-}
-
-// cacheDir is where compiled kernels are kept between processes, as the
-// CUDA backend's: $FORGE_KERNELS, else the user cache's forge/kernels;
-// empty when neither can be found.
-func cacheDir() string {
-	if d := os.Getenv("FORGE_KERNELS"); d != "" {
-		return d
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "forge", "kernels")
 }

@@ -13,6 +13,18 @@ import (
 	"github.com/ebitengine/purego/objc"
 )
 
+// Metal constants the bridge passes (values from the Metal headers; they
+// are ABI and never change).
+const (
+	// resourceStorageModeShared is MTLResourceStorageModeShared (0 << 4)
+	// with MTLResourceCPUCacheModeDefaultCache and hazard tracking by
+	// default: memory both the CPU and the GPU address.
+	resourceStorageModeShared = 0
+	// mathModeSafe is MTLMathModeSafe: IEEE results, no fast-math
+	// reassociation or NaN/infinity assumptions (macOS 15 and later).
+	mathModeSafe = 0
+)
+
 // ID is an Objective-C object pointer.
 type ID = objc.ID
 
