@@ -139,19 +139,8 @@ func (m *Model) check(ids []int64, style []float32, speed float32) error {
 
 // Forward runs the whole model and keeps the intermediates.
 func (m *Model) Forward(ctx context.Context, ids []int64, style []float32, speed float32) (*Trace, error) {
-	if err := m.check(ids, style, speed); err != nil {
-		return nil, err
-	}
-	tr := &Trace{}
-	d, tEn, err := m.runText(ctx, ids, style, speed, tr)
+	tr, err := m.prosodyTrace(ctx, ids, style, speed)
 	if err != nil {
-		return nil, err
-	}
-	if f := frames(tr.Durations); f > MaxFrames {
-		return nil, fmt.Errorf("%w: %d frames (%.0f s of audio) predicted for one chunk, at most %d: cut the text or raise the speed",
-			ErrTooLong, f, float64(f*SamplesPerFrame)/SampleRate, MaxFrames)
-	}
-	if err := m.runProsody(ctx, d, tEn, style, tr); err != nil {
 		return nil, err
 	}
 	if err := m.runDecoder(ctx, style, tr); err != nil {
@@ -224,7 +213,7 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) erro
 	har := harmonicSpectrum(tr.F0, lin.data, bias.data[0])
 	n := newNet(m.w)
 	n.bf16 = !m.float32
-	F := frames(tr.Durations)
+	F := len(tr.F0) / 2
 	asr := n.g.InputF32("asr", graph.Shape{1, hiddenDim, F}, tr.ASR)
 	f0 := n.g.InputF32("f0", graph.Shape{1, 2 * F}, tr.F0)
 	nrg := n.g.InputF32("n", graph.Shape{1, 2 * F}, tr.N)

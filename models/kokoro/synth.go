@@ -42,35 +42,29 @@ func (m *Model) SpeakChunk(ctx context.Context, c g2p.Chunk, v *Voice, speed flo
 
 // Speak synthesises a stream of chunks in order and yields each piece's
 // audio as soon as it is ready, so the first sentence can play while the
-// rest is still being synthesised. The first chunk is cut with SplitFirst
-// at firstTokens (0: not cut), trading a phrase break for a shorter time
-// to first audio. Iteration stops at the first error (from the chunks or
-// from synthesis), which is yielded with a zero Speech.
+// rest is still being synthesised. The first chunk is streamed with
+// SpeakStreamed at firstTokens (0: whole), so its first words are heard
+// after a fraction of the chunk's synthesis time without changing how it
+// is spoken. Iteration stops at the first error (from the chunks or from
+// synthesis), which is yielded with a zero Speech.
 func (m *Model) Speak(ctx context.Context, chunks iter.Seq2[g2p.Chunk, error], v *Voice, speed float32, firstTokens int) iter.Seq2[Speech, error] {
 	return func(yield func(Speech, error) bool) {
-		first := true
+		first := firstTokens
 		for c, err := range chunks {
 			if err != nil {
 				yield(Speech{}, err)
 				return
 			}
-			pieces := []g2p.Chunk{c}
-			if first && firstTokens > 0 {
-				if a, b, ok := SplitFirst(c, firstTokens); ok {
-					pieces = []g2p.Chunk{a, b}
-				}
-			}
-			first = false
-			for _, p := range pieces {
-				pcm, err := m.SpeakChunk(ctx, p, v, speed)
+			for pcm, err := range m.SpeakStreamed(ctx, c, v, speed, first) {
 				if err != nil {
 					yield(Speech{}, err)
 					return
 				}
-				if !yield(Speech{Chunk: p, Samples: pcm}, nil) {
+				if !yield(Speech{Chunk: c, Samples: pcm}, nil) {
 					return
 				}
 			}
+			first = 0
 		}
 	}
 }
