@@ -5,132 +5,70 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
+	"os"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/audio/device"
-	"github.com/tensorforge/forge/dsp/resample"
-	"github.com/tensorforge/forge/stage"
+	"github.com/tensorforge/forge/internal/ctxio"
+	"github.com/tensorforge/forge/speech/listen"
 )
 
-// sampleRate is the rate every model of listen runs at.
-const sampleRate = 16000
-
-// errEmptyAudio: the input holds no samples.
-var errEmptyAudio = errors.New("empty audio")
-
-// pcmInput is the audio source of a transcription run: a WAV file, raw PCM
-// (--raw-rate), stdin ("-") or the microphone, as mono 16 kHz frames.
-type pcmInput struct {
-	name   string
-	source *stage.Source[[]float32]
-	// samples counts the 16 kHz samples delivered so far (for the RTF).
-	samples atomic.Int64
-	// cut is the truncation the input ended with (an error wrapping
-	// audio.ErrTruncated), nil if it ended whole. The source sets it; read
-	// it after the pipeline has finished.
-	cut   error
+// input is what a mode reads: cfg.input as a speech/listen Input.
+type input struct {
+	name  string
+	in    listen.Input
 	close func()
 }
 
-// truncated returns the truncatedError that reports p's cut, or nil.
-func (p *pcmInput) truncated() error {
-	if p.cut == nil {
-		return nil
-	}
-	return &truncatedError{input: p.name, cause: p.cut, seconds: float64(p.samples.Load()) / sampleRate}
-}
-
-// openPCM opens cfg.input (or the microphone when it is "") and returns a
-// pipeline source of 16 kHz mono frames, resampling other rates.
-func openPCM(ctx context.Context, cfg *config, stdin io.Reader) (*pcmInput, error) {
+// openInput opens cfg.input: a WAV file, raw PCM (--raw-rate), stdin
+// ("-"), or the microphone when it is "" (opened when the run starts).
+// A file's header is read now, so that bad input fails before the models
+// load.
+func openInput(ctx context.Context, cfg *config, stdin io.Reader) (*input, error) {
 	if cfg.input == "" {
-		return openMicrophone(cfg)
+		return &input{name: "microphone", in: listen.Microphone(cfg.mic), close: func() {}}, nil
 	}
-	in, closeIn, err := openInput(ctx, cfg.input, stdin)
-	if err != nil {
-		return nil, err
-	}
-	var r *audio.Reader
-	if cfg.rawRate > 0 {
-		r, err = audio.NewRawReader(in, audio.S16Mono(cfg.rawRate))
+	var r io.Reader
+	closeIn := func() {}
+	if cfg.input == "-" {
+		r = ctxio.Reader(ctx, stdin) // a signal must not wait for input that may never come
 	} else {
-		r, err = audio.NewWAVReader(in)
+		fh, err := os.Open(cfg.input)
+		if err != nil {
+			return nil, err
+		}
+		r, closeIn = fh, func() { fh.Close() }
+	}
+	var in listen.Input
+	var err error
+	if cfg.rawRate > 0 {
+		in, err = listen.Raw(r, audio.S16Mono(cfg.rawRate))
+	} else {
+		in, err = listen.File(r)
 	}
 	if err != nil {
 		closeIn()
 		return nil, fmt.Errorf("%s: %w", cfg.input, err)
 	}
-	if r.Frames() == 0 {
-		closeIn()
-		return nil, fmt.Errorf("%s: %w (the input holds no samples)", cfg.input, errEmptyAudio)
-	}
-	rate := r.Format().SampleRate
-	var rs *resample.Resampler
-	if rate != sampleRate {
-		if rs, err = resample.New(rate, sampleRate); err != nil {
-			closeIn()
-			return nil, fmt.Errorf("%s: resampling %d Hz to %d Hz: %w", cfg.input, rate, sampleRate, err)
-		}
-		cfg.log.Sugar().Infof("resampling %d Hz to %d Hz", rate, sampleRate)
-	}
-	p := &pcmInput{name: cfg.input, close: closeIn}
-	var read int64
-	p.source = stage.FromSamples("input", sampleRate, func(context.Context) ([]float32, error) {
-		buf := make([]float32, readSamples) // the pipeline keeps each buffer
-		n, err := r.Read(buf)
-		read += int64(n)
-		err = endAtCut(err, &p.cut)
-		if err == io.EOF && read == 0 {
-			if p.cut != nil {
-				return nil, fmt.Errorf("%s: %w", cfg.input, p.cut)
-			}
-			return nil, fmt.Errorf("%s: %w", cfg.input, errEmptyAudio)
-		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%s: %w", cfg.input, err)
-		}
-		out := buf[:n]
-		if rs != nil {
-			out = rs.Process(make([]float32, 0, n*sampleRate/rate+1), buf[:n])
-			if err == io.EOF {
-				out = rs.Flush(out)
-			}
-		}
-		p.samples.Add(int64(len(out)))
-		return out, err
-	})
-	return p, nil
+	return &input{name: cfg.input, in: in, close: closeIn}, nil
 }
 
-// endAtCut lets an input cut short end like a whole one: an error wrapping
-// audio.ErrTruncated (the reader has returned every whole frame before the
-// cut) is kept in *cut and io.EOF returned in its place.
-func endAtCut(err error, cut *error) error {
-	if errors.Is(err, audio.ErrTruncated) {
-		*cut = err
-		return io.EOF
+// runError names the input in an error of a run, and says what a
+// microphone needs.
+func (in *input) runError(err error) error {
+	switch {
+	case errors.Is(err, device.ErrNoAudio):
+		return fmt.Errorf("no input file, and this listen cannot open a microphone: %w", err)
+	case errors.Is(err, listen.ErrEmptyAudio) || errors.Is(err, audio.ErrTruncated):
+		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	return err
 }
 
-// openMicrophone captures from the default (or --mic) microphone at
-// 16 kHz until the run is cancelled.
-func openMicrophone(cfg *config) (*pcmInput, error) {
-	c, err := device.OpenCapture(device.Config{Device: cfg.mic, SampleRate: sampleRate})
-	if errors.Is(err, device.ErrNoAudio) {
-		return nil, fmt.Errorf("no input file, and this listen cannot open a microphone: %w", err)
+// truncated returns the truncatedError that reports res's cut, or nil.
+func (in *input) truncated(res *listen.Result) error {
+	if res.Truncated == nil {
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("microphone: %w", err)
-	}
-	cfg.log.Sugar().Infof("listening on %q (Ctrl-C ends)", c.Info().Name)
-	p := &pcmInput{name: "microphone", close: func() { c.Close() }}
-	p.source = stage.FromSamples("input", sampleRate, func(ctx context.Context) ([]float32, error) {
-		buf := make([]float32, sampleRate/10) // 100 ms; the pipeline keeps each buffer
-		n, err := c.Read(ctx, buf)
-		p.samples.Add(int64(n))
-		return buf[:n], err
-	})
-	return p, nil
+	return &truncatedError{input: in.name, cause: res.Truncated, seconds: res.Duration}
 }

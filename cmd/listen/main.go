@@ -48,10 +48,8 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/tensorforge/forge/audio"
-	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/internal/backendflag"
 	"github.com/tensorforge/forge/internal/gcpace"
 	"github.com/tensorforge/forge/internal/logging"
@@ -61,6 +59,7 @@ import (
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/scorecards"
+	"github.com/tensorforge/forge/speech/listen"
 	"go.uber.org/zap"
 )
 
@@ -134,7 +133,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return exitTruncated
 		}
 		fmt.Fprintf(stderr, "listen: %v\n", err)
-		if errors.Is(err, errLanguage) {
+		if errors.Is(err, listen.ErrUnknownLanguage) {
 			return exitUsage
 		}
 		return exitError
@@ -232,40 +231,20 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 }
 
 // transcriptionVAD changes the VAD defaults that --vad-only keeps at
-// Silero's own (its segments are compared with the reference tool) to what
-// suits Whisper, for the flags the user did not give: 400 ms of padding
-// (faster-whisper's default; 30 ms clips word endings, and "clubs" became
-// "Clopes"), utterances closed after 500 ms of silence rather than at every
-// 100 ms pause, and none longer than one 30-s window.
+// Silero's own (its segments are compared with the reference tool) to
+// speech/listen's DefaultVAD, which suits Whisper, for the flags the user
+// did not give.
 func transcriptionVAD(fs *flag.FlagSet, o *vad.Options) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	def := listen.DefaultVAD()
 	if !set["vad-pad"] {
-		o.SpeechPad = 400 * time.Millisecond
+		o.SpeechPad = def.SpeechPad
 	}
 	if !set["vad-min-silence"] {
-		o.MinSilence = 500 * time.Millisecond
+		o.MinSilence = def.MinSilence
 	}
 	if !set["vad-max-speech"] {
-		o.MaxSpeech = 29 * time.Second
+		o.MaxSpeech = def.MaxSpeech
 	}
 }
-
-// newEngine opens the backend --device chose and returns an engine on it,
-// for every mode's models.
-func newEngine(cfg *config) (*graph.Engine, error) {
-	b, err := kernels.Open(cfg.backend, kernels.Options{Precision: cfg.products})
-	if err != nil {
-		return nil, err
-	}
-	return graph.NewEngine(b), nil
-}
-
-// seconds renders a sample offset as seconds, exactly (offsets at 16 kHz
-// are multiples of 62.5 µs: no rounding noise, no lost digits).
-func seconds(samples int64, rate int) float64 {
-	return float64(samples) / float64(rate)
-}
-
-// since is a small helper for debug logs.
-func since(t time.Time) zap.Field { return zap.Duration("took", time.Since(t)) }

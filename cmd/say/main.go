@@ -3,7 +3,7 @@
 //	say [flags] TEXT...        speak the arguments
 //	echo TEXT | say [flags]    speak standard input (streamed: long input is fine)
 //
-// Text runs through a pipeline of goroutine stages: the front-end (text →
+// Text runs through speech/say's pipeline of goroutine stages: the front-end (text →
 // sentence chunks → phonemes → ids), Kokoro (ids → 24 kHz audio, one chunk
 // at a time), an optional resampler, and a sink that writes a WAV file
 // (-o) or, in a build with the portaudio tag, plays to the speaker. The
@@ -21,7 +21,7 @@
 //	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
 //	--device NAME      compute backend: cpu, cuda, metal or auto (default $FORGE_DEVICE, else auto)
 //	--list-voices      print the voice names and exit
-//	--first N          cut the first sentence after about N phoneme tokens (0: never)
+//	--first N          stream the first sentence in two pieces, the first within about N phoneme tokens (0: whole)
 //	--max-tokens N     longest chunk in phoneme tokens (default 200, at most 510)
 //	--log LEVEL        debug, info, warn, error or off (default $FORGE_LOG, else warn)
 //

@@ -11,14 +11,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/internal/sigexit"
-	"github.com/tensorforge/forge/models/kokoro"
 	"github.com/tensorforge/forge/models/kokoro/g2p"
 	"github.com/tensorforge/forge/weights"
-	"go.uber.org/goleak"
 )
 
 // needFrontEnd returns an en-us G2P, skipping loudly without espeak-ng.
@@ -40,116 +37,6 @@ func needModels(t *testing.T) {
 			t.Skipf("SKIP: %s not in the model cache: run `go run ./cmd/models fetch %s` (%v)", id, id, err)
 		}
 		a.Close()
-	}
-}
-
-// fakeSpeak stands in for the model: 100 samples per phoneme token.
-func fakeSpeak(_ context.Context, c g2p.Chunk) ([]float32, error) {
-	if len(c.IDs) < 3 {
-		return nil, errors.New("empty chunk")
-	}
-	return make([]float32, 100*c.Tokens()), nil
-}
-
-func TestPipelineStreamsLongText(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	front := needFrontEnd(t)
-	// 100 kB of text, streamed: chunks are synthesised while the rest is
-	// still being read.
-	var b strings.Builder
-	for b.Len() < 100_000 {
-		b.WriteString("The quick brown fox jumps over the lazy dog, again and again. ")
-	}
-	var blocks int
-	var total int64
-	sink := func(_ context.Context, pcm []float32) error {
-		blocks++
-		total += int64(len(pcm))
-		return nil
-	}
-	p, produced, err := buildPipeline(&g2p.Chunker{G2P: front}, fakeSpeak, kokoro.DefaultFirstTokens, 16000, strings.NewReader(b.String()), sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if blocks < 1000 || *produced != total || total == 0 {
-		t.Fatalf("%d blocks, %d samples (counted %d)", blocks, total, *produced)
-	}
-	m := p.Metrics()
-	if m.TimeToFirstOutput() <= 0 {
-		t.Errorf("no time to first output recorded")
-	}
-}
-
-func TestPipelineFirstChunkSplit(t *testing.T) {
-	front := needFrontEnd(t)
-	var pieces []int
-	speak := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
-		pieces = append(pieces, c.Tokens())
-		return fakeSpeak(ctx, c)
-	}
-	sink := func(context.Context, []float32) error { return nil }
-	text := "The quick brown fox jumps over the lazy dog, while the small cat sleeps quietly by the warm fire."
-	p, _, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 24, kokoro.SampleRate, strings.NewReader(text), sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if len(pieces) != 2 || pieces[0] > 24 {
-		t.Fatalf("pieces of %v tokens, want the one sentence cut in two with at most 24 first", pieces)
-	}
-}
-
-func TestPipelineBadInput(t *testing.T) {
-	front := needFrontEnd(t)
-	sink := func(context.Context, []float32) error { return nil }
-	for _, c := range []struct {
-		name, text string
-		want       error
-	}{
-		{"empty", "", g2p.ErrNoSpeech},
-		{"whitespace", "  \n\t ", g2p.ErrNoSpeech},
-		{"punctuation", "... ?! --", g2p.ErrNoSpeech},
-		{"invalid utf-8", "hello \xff\xfe world", g2p.ErrInvalidUTF8},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			defer goleak.VerifyNone(t)
-			p, _, err := buildPipeline(&g2p.Chunker{G2P: front}, fakeSpeak, 0, kokoro.SampleRate, strings.NewReader(c.text), sink)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Run(context.Background()); !errors.Is(err, c.want) {
-				t.Fatalf("error %v, want %v", err, c.want)
-			}
-		})
-	}
-}
-
-func TestPipelineCancel(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	front := needFrontEnd(t)
-	slow := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-		return fakeSpeak(ctx, c)
-	}
-	sink := func(context.Context, []float32) error { return nil }
-	text := strings.Repeat("One sentence after another. ", 200)
-	p, _, err := buildPipeline(&g2p.Chunker{G2P: front}, slow, 0, kokoro.SampleRate, strings.NewReader(text), sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if err := p.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("error %v, want the deadline", err)
 	}
 }
 

@@ -22,10 +22,10 @@ import (
 var (
 	// ErrUnknownLanguage: Options.Language names no language the model
 	// knows.
-	ErrUnknownLanguage = errors.New("listen: unknown language")
+	ErrUnknownLanguage = errors.New("unknown language")
 	// ErrBadOptions: an option out of its range (a beam width, a
 	// temperature, VAD settings).
-	ErrBadOptions = errors.New("listen: bad options")
+	ErrBadOptions = errors.New("bad transcription options")
 )
 
 // maxWindow is the longest stretch of audio transcribed as one utterance
@@ -165,7 +165,7 @@ func (t *Transcriber) decodeOptions(o Options) (decode.TranscribeOptions, error)
 		sp := tok.Specials()
 		l, err := sp.Language(lang)
 		if err != nil {
-			return opts, fmt.Errorf("%w: %w", ErrUnknownLanguage, err)
+			return opts, fmt.Errorf("%w %q (want a code such as en, de, ja, or a name such as german)", ErrUnknownLanguage, o.Language)
 		}
 		opts.Language = l.Code
 	}

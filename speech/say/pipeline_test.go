@@ -3,6 +3,8 @@ package say
 import (
 	"context"
 	"errors"
+	"iter"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,12 +24,24 @@ func needFrontEnd(t testing.TB) *g2p.G2P {
 	return front
 }
 
-// fakeSpeak stands in for the model: 100 samples per phoneme token.
-func fakeSpeak(_ context.Context, c g2p.Chunk) ([]float32, error) {
-	if len(c.IDs) < 3 {
-		return nil, errors.New("empty chunk")
+// fakeSpeak stands in for the model: 100 samples per phoneme token, in
+// the two pieces of SplitFirst when firstTokens cuts the chunk.
+func fakeSpeak(_ context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
+	return func(yield func([]float32, error) bool) {
+		if len(c.IDs) < 3 {
+			yield(nil, errors.New("empty chunk"))
+			return
+		}
+		pieces := []g2p.Chunk{c}
+		if a, b, ok := kokoro.SplitFirst(c, firstTokens); firstTokens > 0 && ok {
+			pieces = []g2p.Chunk{a, b}
+		}
+		for _, p := range pieces {
+			if !yield(make([]float32, 100*p.Tokens()), nil) {
+				return
+			}
+		}
 	}
-	return make([]float32, 100*c.Tokens()), nil
 }
 
 func TestPipelineStreamsLongText(t *testing.T) {
@@ -67,13 +81,20 @@ func TestPipelineStreamsLongText(t *testing.T) {
 
 func TestPipelineFirstChunkSplit(t *testing.T) {
 	front := needFrontEnd(t)
-	var pieces []int
-	speak := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
-		pieces = append(pieces, c.Tokens())
-		return fakeSpeak(ctx, c)
+	var pieces, firsts []int
+	speak := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
+		firsts = append(firsts, firstTokens)
+		return func(yield func([]float32, error) bool) {
+			for pcm, err := range fakeSpeak(ctx, c, firstTokens) {
+				pieces = append(pieces, len(pcm)/100)
+				if !yield(pcm, err) {
+					return
+				}
+			}
+		}
 	}
 	sink := func(context.Context, Audio) error { return nil }
-	text := "The quick brown fox jumps over the lazy dog, while the small cat sleeps quietly by the warm fire."
+	text := "The quick brown fox jumps over the lazy dog, while the small cat sleeps quietly by the warm fire. And then it rained."
 	p, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 24, kokoro.SampleRate, String(text), sink)
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +102,8 @@ func TestPipelineFirstChunkSplit(t *testing.T) {
 	if err := p.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(pieces) != 2 || pieces[0] > 24 {
-		t.Fatalf("pieces of %v tokens, want the one sentence cut in two with at most 24 first", pieces)
+	if !slices.Equal(firsts, []int{24, 0}) || len(pieces) != 3 || pieces[0] > 24 {
+		t.Fatalf("first-piece limits %v, pieces of %v tokens; want 24 for the first sentence only, and it in two with at most 24 first", firsts, pieces)
 	}
 }
 
@@ -114,13 +135,13 @@ func TestPipelineBadInput(t *testing.T) {
 func TestPipelineCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	front := needFrontEnd(t)
-	slow := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+	slow := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return func(yield func([]float32, error) bool) { yield(nil, ctx.Err()) }
 		case <-time.After(20 * time.Millisecond):
 		}
-		return fakeSpeak(ctx, c)
+		return fakeSpeak(ctx, c, firstTokens)
 	}
 	sink := func(context.Context, Audio) error { return nil }
 	text := strings.Repeat("One sentence after another. ", 200)
@@ -144,9 +165,9 @@ func TestTokens(t *testing.T) {
 	front := needFrontEnd(t)
 	ch := make(chan string)
 	spoken := make(chan string, 10)
-	speak := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
+	speak := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
 		spoken <- c.Text
-		return fakeSpeak(ctx, c)
+		return fakeSpeak(ctx, c, firstTokens)
 	}
 	p, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 0, kokoro.SampleRate, Tokens(ch), func(context.Context, Audio) error { return nil })
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -38,9 +39,11 @@ type Options struct {
 	// DefaultMaxTokens; 16 to kokoro.MaxPhonemes): longer sentences are cut
 	// at clauses. Memory and latency grow with it.
 	MaxTokens int
-	// FirstTokens cuts the first sentence after about this many phoneme
-	// tokens, so audio starts sooner (0: kokoro.DefaultFirstTokens;
-	// negative: never cut).
+	// FirstTokens streams the first sentence's audio in two pieces, the
+	// first ending at a word boundary within this many phoneme tokens, so
+	// audio starts sooner without changing how the sentence is spoken
+	// (kokoro.Model.SpeakStreamed; 0: kokoro.DefaultFirstTokens; negative:
+	// the sentence whole).
 	FirstTokens int
 }
 
@@ -214,8 +217,8 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 		return nil, fmt.Errorf("say: %w", err)
 	}
 	speed := float32(st.speed)
-	speak := func(ctx context.Context, c g2p.Chunk) ([]float32, error) {
-		return s.model.SpeakChunk(ctx, c, st.voice, speed)
+	speak := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
+		return s.model.SpeakStreamed(ctx, c, st.voice, speed, firstTokens)
 	}
 	chunker := &g2p.Chunker{G2P: front, MaxTokens: st.maxTokens, Log: s.zlog}
 	var produced atomic.Int64
@@ -253,13 +256,15 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 	return res, nil
 }
 
-// speakFunc synthesises one chunk at 24 kHz (the model with its voice and
-// speed bound in; tests pass a stand-in).
-type speakFunc func(ctx context.Context, c g2p.Chunk) ([]float32, error)
+// speakFunc synthesises one chunk at 24 kHz in pieces, the first ending
+// within firstTokens phoneme tokens when that is > 0 (the model's
+// SpeakStreamed with its voice and speed bound in; tests pass a
+// stand-in).
+type speakFunc func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error]
 
 // buildPipeline wires text → g2p (sentence chunks, phonemes, ids) →
-// kokoro → (resample) → sink. The first chunk is cut after about
-// firstTokens phoneme tokens (0: never).
+// kokoro → (resample) → sink. The first chunk's audio is streamed in two
+// pieces, the first ending within firstTokens phoneme tokens (0: whole).
 func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int, text Text, sink func(context.Context, Audio) error, opts ...pipeline.Option) (*pipeline.Pipeline, error) {
 	p := pipeline.New("say", opts...)
 	accepted := time.Now()
@@ -280,14 +285,11 @@ func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int,
 	}))
 	var offset int64
 	synth := stage.ProcessFunc[g2p.Chunk, []float32](func(ctx context.Context, f stage.Frame[g2p.Chunk], emit stage.Emit[[]float32]) error {
-		pieces := []g2p.Chunk{f.Payload}
-		if f.Payload.Index == 0 && firstTokens > 0 {
-			if a, b, ok := kokoro.SplitFirst(f.Payload, firstTokens); ok {
-				pieces = []g2p.Chunk{a, b}
-			}
+		first := 0
+		if f.Payload.Index == 0 {
+			first = firstTokens
 		}
-		for _, c := range pieces {
-			pcm, err := speak(ctx, c)
+		for pcm, err := range speak(ctx, f.Payload, first) {
 			if err != nil {
 				return err
 			}
