@@ -29,6 +29,35 @@ func TestSayListenRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("round trip runs two models; skipped in -short mode")
 	}
+	rt := loadRoundTrip(t)
+	var total wer.Result
+	for _, name := range []string{"af_heart", "am_michael"} {
+		for _, text := range sentences {
+			heard, _ := rt.sayListen(t, text, name, 0)
+			r := wer.Compare(text, heard)
+			total = total.Add(r)
+			t.Logf("%-10s %-46q → %q (%d/%d errors)", name, text, heard, r.Errors(), r.Words)
+		}
+	}
+	t.Logf("round-trip WER %d/%d = %.1f%%", total.Errors(), total.Words, 100*total.Rate())
+	if total.Rate() > 0.10 {
+		t.Errorf("round-trip WER %.1f%% is above the 10%% target", 100*total.Rate())
+	}
+}
+
+// roundTrip holds Kokoro and Whisper base on one CPU engine.
+type roundTrip struct {
+	tts    *kokoro.Model
+	voices *kokoro.Voices
+	front  *g2p.G2P
+	stt    *whisper.Model
+	opts   decode.TranscribeOptions
+}
+
+// loadRoundTrip loads both models, skipping the test when the model
+// cache lacks them.
+func loadRoundTrip(t *testing.T) *roundTrip {
+	t.Helper()
 	ctx := context.Background()
 	eng := graph.NewEngine(cpu.New())
 	w, err := kokoro.LoadWeights(ctx, false)
@@ -38,6 +67,7 @@ func TestSayListenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { w.Close() })
 	tts, err := kokoro.New(eng, w)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +76,7 @@ func TestSayListenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { voices.Close() })
 	front, err := g2p.NewEspeak(g2p.AmericanEnglish)
 	if err != nil {
 		t.Fatal(err)
@@ -54,40 +85,37 @@ func TestSayListenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stt.Close()
+	t.Cleanup(func() { stt.Close() })
 	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(stt.Tokenizer()))
 	opts.Language = "en"
+	return &roundTrip{tts: tts, voices: voices, front: front, stt: stt, opts: opts}
+}
 
-	var total wer.Result
-	for _, name := range []string{"af_heart", "am_michael"} {
-		voice, err := voices.Voice(name)
+// sayListen speaks text with a voice (the first chunk streamed at
+// firstTokens, 0: whole) and returns what Whisper base hears and the 24
+// kHz audio.
+func (rt *roundTrip) sayListen(t *testing.T, text, voiceName string, firstTokens int) (string, []float32) {
+	t.Helper()
+	ctx := context.Background()
+	voice, err := rt.voices.Voice(voiceName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audio []float32
+	chunks := (&g2p.Chunker{G2P: rt.front}).ChunkString(ctx, text)
+	for s, err := range rt.tts.Speak(ctx, chunks, voice, 1, firstTokens) {
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s %q: %v", voiceName, text, err)
 		}
-		for _, text := range sentences {
-			var audio []float32
-			chunks := (&g2p.Chunker{G2P: front}).ChunkString(ctx, text)
-			for s, err := range tts.Speak(ctx, chunks, voice, 1, 0) {
-				if err != nil {
-					t.Fatalf("%s %q: %v", name, text, err)
-				}
-				audio = append(audio, s.Samples...)
-			}
-			pcm16, err := resample.Resample(audio, kokoro.SampleRate, 16000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := stt.Transcribe(ctx, pcm16, opts)
-			if err != nil {
-				t.Fatalf("%s %q: transcribe: %v", name, text, err)
-			}
-			r := wer.Compare(text, tr.Text)
-			total = total.Add(r)
-			t.Logf("%-10s %-46q → %q (%d/%d errors)", name, text, tr.Text, r.Errors(), r.Words)
-		}
+		audio = append(audio, s.Samples...)
 	}
-	t.Logf("round-trip WER %d/%d = %.1f%%", total.Errors(), total.Words, 100*total.Rate())
-	if total.Rate() > 0.10 {
-		t.Errorf("round-trip WER %.1f%% is above the 10%% target", 100*total.Rate())
+	pcm16, err := resample.Resample(audio, kokoro.SampleRate, 16000)
+	if err != nil {
+		t.Fatal(err)
 	}
+	tr, err := rt.stt.Transcribe(ctx, pcm16, rt.opts)
+	if err != nil {
+		t.Fatalf("%s %q: transcribe: %v", voiceName, text, err)
+	}
+	return tr.Text, audio
 }
