@@ -59,6 +59,7 @@ race:
 	$(GO) test -race -count=1 ./stage/... ./pipeline/... ./scorecards/... ./e2e/
 	$(GO) test -race -count=1 -run 'Concurrent|UpdateState|Partition|Lowered' ./graph/
 	$(GO) test -race -short -count=1 ./models/kokoro/... ./cmd/say/
+	$(GO) test -race -short -count=1 -run 'Concurrent|Stream|Input|Tokens|Pipeline' ./speech/...
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -180,9 +180,6 @@ func TestTranscribeStream(t *testing.T) {
 // give each the segments it gives alone (under -race: nothing shared
 // unsynchronised between runs).
 func TestTranscribeConcurrent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three transcriptions; skipped in -short mode")
-	}
 	tr := needTiny(t)
 	clip := jfk(t)
 	run := func(lang string) ([]Segment, error) {
