@@ -131,12 +131,16 @@ func (r *reader) open(_ context.Context, accept []int, log *slog.Logger) (*sourc
 }
 
 // File returns the audio file r holds as an Input. Its header is read and
-// checked now, so a bad or empty file fails before any work is done.
-// Today the format is WAV (PCM or float, any channel count, mixed down;
-// rates 1–384 kHz); the reader may be a pipe, and a file cut short is used
-// as far as it goes (see Result.Truncated).
+// checked now, so a bad or empty file fails before any work is done. The
+// format is told from the first bytes, not from a name (audio.Open): WAV
+// (PCM or float), FLAC or MP3, any channel count (mixed down), rates
+// 1–384 kHz. A format recognised but not decoded (Ogg/Vorbis, Opus,
+// AAC/MP4, ...) fails with an error wrapping audio.ErrUnsupportedCodec
+// that names it, unknown bytes with audio.ErrUnknownFormat. The reader
+// may be a pipe, and a file cut short is used as far as it goes (see
+// Result.Truncated).
 func File(r io.Reader) (Input, error) {
-	wr, err := audio.NewWAVReader(r)
+	wr, err := audio.Open(r)
 	if err != nil {
 		return nil, err
 	}

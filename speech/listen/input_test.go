@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tensorforge/forge/audio"
@@ -61,6 +63,21 @@ func ramp(n int) []float32 {
 	return x
 }
 
+// readTestdata returns a file of package audio's test data (encoded by
+// flac and lame from jfk.wav).
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "audio", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// oggVorbis is the first page of an Ogg/Vorbis stream: recognised, not
+// decoded.
+var oggVorbis = []byte("OggS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x0d\x01vorbis\x00\x00\x00\x00\x02\x44\xac")
+
 // TestInputs: every input delivers its samples at a rate the consumer
 // takes, resampling the others; bad inputs fail when made or opened, with
 // the error that names the problem.
@@ -85,7 +102,10 @@ func TestInputs(t *testing.T) {
 		{"pcm at 24 kHz", func() (Input, error) { return PCM(audio.Clip{Samples: x, SampleRate: 24000}) }, []int{16000}, 16000, 6667, false, nil},
 		{"pcm at 16 kHz", func() (Input, error) { return PCM(audio.Clip{Samples: x, SampleRate: 16000}) }, []int{16000}, 16000, 10000, false, nil},
 		{"empty wav", func() (Input, error) { return File(bytes.NewReader(wavBytes(t, 16000, nil))) }, nil, 0, 0, false, ErrEmptyAudio},
-		{"not a wav", func() (Input, error) { return File(bytes.NewReader([]byte("hello, this is not audio"))) }, nil, 0, 0, false, audio.ErrNotWAV},
+		{"not audio", func() (Input, error) { return File(bytes.NewReader([]byte("hello, this is not audio"))) }, nil, 0, 0, false, audio.ErrUnknownFormat},
+		{"flac by content", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "jfk-1s.flac"))) }, []int{16000}, 16000, 16000, false, nil},
+		{"mp3 at 48 kHz by content", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "jfk-2s-48k.mp3"))) }, []int{16000}, 16000, 32000, false, nil},
+		{"ogg/vorbis named", func() (Input, error) { return File(bytes.NewReader(oggVorbis)) }, nil, 0, 0, false, audio.ErrUnsupportedCodec},
 		{"empty raw", func() (Input, error) { return Raw(bytes.NewReader(nil), audio.S16Mono(16000)) }, []int{16000}, 0, 0, false, ErrEmptyAudio},
 		{"empty pcm", func() (Input, error) { return PCM(audio.Clip{SampleRate: 16000}) }, nil, 0, 0, false, ErrEmptyAudio},
 		{"pcm without a rate", func() (Input, error) { return PCM(audio.Clip{Samples: x}) }, nil, 0, 0, false, audio.ErrSampleRate},
