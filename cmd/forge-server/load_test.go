@@ -146,8 +146,8 @@ type summary struct {
 	Clients, Requests int
 	WallSeconds       float64
 	ByKind            map[string]*kindSummary
-	RSSWarmMB         float64 `json:",omitempty"`
-	RSSAfterMB        float64 `json:",omitempty"`
+	RSSWarmMB         float64            `json:",omitempty"`
+	RSSAfterMB        float64            `json:",omitempty"`
 	RTF               map[string]float64 `json:",omitempty"`
 }
 
