@@ -2,10 +2,12 @@ package listen
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/tensorforge/forge/models/vad"
+	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/stage"
 )
 
@@ -18,9 +20,9 @@ func speechFrame(start, end int64) stage.Frame[vad.Speech] {
 		Payload: vad.Speech{Segment: vad.Segment{Start: start, End: end}, Rate: SampleRate, Audio: audio}}
 }
 
-// TestGrouper: with a span, consecutive segments join (the gaps silenced)
-// until the next would reach past the span; without one, every segment is
-// an utterance at once.
+// TestGrouper: with a span, consecutive segments join until the next would
+// reach past the span (gaps silenced without a history, short ones filled
+// from it); without one, every segment is an utterance at once.
 func TestGrouper(t *testing.T) {
 	type got struct {
 		start, n int64
@@ -60,6 +62,35 @@ func TestGrouper(t *testing.T) {
 	if out := collect(&grouper{span: 1000}); len(out) != 0 {
 		t.Errorf("no speech: %+v", out)
 	}
+	// With the input's history, a gap up to fill gets the audio as
+	// recorded (here: each sample its position); longer ones stay silent.
+	h := newHistory(4000)
+	pos := make([]float32, 1300)
+	for i := range pos {
+		pos[i] = float32(i)
+	}
+	h.add(pos)
+	var filled []utterance
+	g := &grouper{span: 1000, fill: 150, hist: h}
+	emit := func(f stage.Frame[utterance]) error { filled = append(filled, f.Payload); return nil }
+	for _, s := range segs[:3] {
+		if err := g.Process(context.Background(), s, emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Flush(context.Background(), emit); err != nil {
+		t.Fatal(err)
+	}
+	if len(filled) != 1 || len(filled[0].samples) != 900 {
+		t.Fatalf("filled: %d utterances", len(filled))
+	}
+	for i, v := range filled[0].samples {
+		p := int64(100 + i)
+		inLongGap := p >= 400 && p < 900 // 500 samples > fill
+		if want := float32(p); inLongGap && v != 0 || !inLongGap && v != want {
+			t.Fatalf("sample at %d: %v (long gap %v)", p, v, inLongGap)
+		}
+	}
 	bad := speechFrame(0, 10)
 	bad.Payload.Rate = 8000
 	if err := (&grouper{}).Process(context.Background(), bad, func(stage.Frame[utterance]) error { return nil }); err == nil {
@@ -85,5 +116,54 @@ func TestCollector(t *testing.T) {
 	}
 	if err := (&collector{}).Flush(context.Background(), emit); err != nil || len(out) != 1 {
 		t.Errorf("empty input emitted an utterance")
+	}
+}
+
+// TestHistory: the ring returns what it holds, across its wrap, and
+// refuses what has left it or not yet come.
+func TestHistory(t *testing.T) {
+	h := newHistory(10)
+	for i := range 3 {
+		h.add([]float32{float32(4 * i), float32(4*i + 1), float32(4*i + 2), float32(4*i + 3)}) // 0..11
+	}
+	for _, c := range []struct {
+		from int64
+		n    int
+		ok   bool
+	}{{2, 10, true}, {5, 4, true}, {8, 4, true}, {1, 2, false}, {10, 3, false}, {-1, 1, false}} {
+		dst := make([]float32, c.n)
+		ok := h.read(dst, c.from)
+		if ok != c.ok {
+			t.Errorf("read %d from %d: %v, want %v", c.n, c.from, ok, c.ok)
+			continue
+		}
+		for i, v := range dst {
+			if ok && v != float32(c.from+int64(i)) || !ok && v != 0 {
+				t.Errorf("read %d from %d: sample %d is %v", c.n, c.from, i, v)
+			}
+		}
+	}
+	h.add(make([]float32, 25)) // more than it holds at once
+	if h.end != 37 || !h.read(make([]float32, 10), 27) || h.read(make([]float32, 1), 26) {
+		t.Errorf("after a long add: end %d", h.end)
+	}
+}
+
+// TestNextPrompt: the prompt carries the text before, bounded, and starts
+// over after a window decoded above temperature 0.5.
+func TestNextPrompt(t *testing.T) {
+	seg := func(temp float64, toks ...int32) decode.Segment {
+		return decode.Segment{Temperature: temp, Tokens: toks}
+	}
+	if got := nextPrompt([]int32{1}, []decode.Segment{seg(0, 2, 3), seg(0.2, 4)}); !slices.Equal(got, []int32{1, 2, 3, 4}) {
+		t.Errorf("carried: %v", got)
+	}
+	if got := nextPrompt([]int32{1}, []decode.Segment{seg(0, 2), seg(0.8, 3), seg(0, 4)}); !slices.Equal(got, []int32{4}) {
+		t.Errorf("after a hot window: %v", got)
+	}
+	long := make([]int32, 3*maxPrompt)
+	long[len(long)-1] = 7
+	if got := nextPrompt(long, nil); len(got) != maxPrompt || got[len(got)-1] != 7 {
+		t.Errorf("bounded: %d tokens", len(got))
 	}
 }

@@ -67,6 +67,8 @@ type source struct {
 	// audio.ErrTruncated), nil if it ended whole; read it after the run.
 	cut   error
 	close func()
+	// tap, if set before the run, sees every block delivered, in order.
+	tap func([]float32)
 }
 
 // seconds returns the input's audio read so far, in seconds.
@@ -125,6 +127,9 @@ func (r *reader) open(_ context.Context, accept []int, log *slog.Logger) (*sourc
 			}
 		}
 		s.out.Add(int64(len(out)))
+		if s.tap != nil {
+			s.tap(out)
+		}
 		return out, err
 	})
 	return s, nil

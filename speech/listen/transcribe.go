@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -227,8 +228,10 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 		if src.live || o.Live {
 			span = 0 // each utterance as soon as the VAD closes it
 		}
+		hist := newHistory(historySamples)
+		src.tap = hist.add
 		speech := pipeline.Then(pcm, vadStage)
-		utts = pipeline.Then(speech, stage.Process[vad.Speech, utterance]("group", &grouper{span: span}))
+		utts = pipeline.Then(speech, stage.Process[vad.Speech, utterance]("group", &grouper{span: span, fill: maxFill, hist: hist}))
 	}
 	m, tok := t.whisp, t.whisp.Tokenizer()
 	enc := pipeline.Then(utts, stage.Map("encode", func(ctx context.Context, u utterance) (encoded, error) {
@@ -242,12 +245,19 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 		}
 		return encoded{utterance: u, audio: a}, nil
 	}), pipeline.Buffer(1))
+	// Each utterance is decoded with the text of those before it as its
+	// prompt, as Whisper's own long-form loop feeds one window's text to
+	// the next: punctuation and spelling then run on across utterances.
+	prompt := opts.InitialPrompt
 	dec := pipeline.Then(enc, stage.Map("decode", func(ctx context.Context, e encoded) (heard, error) {
 		defer e.audio.Close()
-		tr, err := decode.Transcribe(ctx, e.audio, tok, opts)
+		o := opts
+		o.InitialPrompt = prompt
+		tr, err := decode.Transcribe(ctx, e.audio, tok, o)
 		if err != nil {
 			return heard{}, err
 		}
+		prompt = nextPrompt(prompt, tr.Segments)
 		if opts.Language == "" && tr.Language != "" {
 			opts.Language = tr.Language // detected once, kept for the utterances after
 			t.log.Info("language detected", "language", tr.Language)
@@ -317,13 +327,45 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 	return res, nil
 }
 
+// maxFill is the longest gap between two VAD segments of one utterance
+// that the grouper fills with the audio as recorded (2 s); longer gaps are
+// silenced, so that Whisper does not read long stretches of non-speech.
+const maxFill = 2 * SampleRate
+
+// maxPrompt bounds the tokens of previous text carried to the next
+// utterance: the decoder keeps the last TextContext/2−1 of them anyway.
+const maxPrompt = decode.TextContext / 2
+
+// nextPrompt returns the prompt for the utterance after one transcribed
+// into segs: the previous prompt and segs' tokens, or segs' alone after a
+// window decoded above temperature 0.5 (a likely garbled text, which
+// Whisper's long-form loop does not carry on either).
+func nextPrompt(prev []int32, segs []decode.Segment) []int32 {
+	out := slices.Clone(prev)
+	for _, s := range segs {
+		if s.Temperature > 0.5 {
+			out = out[:0]
+			continue
+		}
+		out = append(out, s.Tokens...)
+	}
+	if len(out) > maxPrompt {
+		out = out[len(out)-maxPrompt:]
+	}
+	return out
+}
+
 // grouper turns VAD segments into utterances. With span > 0 (files) it
 // joins consecutive segments while they fit in span samples from the first
-// one's start, silencing the gaps between them, so that each Whisper window
-// holds as much speech as it can; with span 0 (live input) every segment is
-// an utterance of its own, emitted as soon as the VAD closes it.
+// one's start, so that each Whisper window holds as much speech as it
+// can; with span 0 (live input) every segment is an utterance of its own,
+// emitted as soon as the VAD closes it. A gap of up to fill samples
+// between joined segments gets the input's own audio from hist (see
+// history); longer gaps, or any when hist is nil, are silenced.
 type grouper struct {
 	span    int
+	fill    int
+	hist    *history
 	cur     *utterance
 	end     int64     // end of cur in stream samples
 	entered time.Time // when the audio of cur's start entered the pipeline
@@ -337,8 +379,11 @@ func (g *grouper) Process(_ context.Context, f stage.Frame[vad.Speech], emit sta
 	}
 	now := time.Now()
 	if g.cur != nil && s.End-g.cur.start <= int64(g.span) && s.Start >= g.end {
-		gap := int(s.Start - g.end)
-		g.cur.samples = append(append(g.cur.samples, make([]float32, gap)...), s.Audio...)
+		gap := make([]float32, s.Start-g.end)
+		if len(gap) <= g.fill && g.hist != nil {
+			g.hist.read(gap, g.end) // left silent if the history no longer holds it
+		}
+		g.cur.samples = append(append(g.cur.samples, gap...), s.Audio...)
 		g.cur.closed, g.end = now, s.End
 		return nil
 	}

@@ -293,3 +293,71 @@ func TestDetect(t *testing.T) {
 		t.Errorf("spans %q (%d), want %q", got, res.Utterances, want)
 	}
 }
+
+// punctuation returns the punctuation marks of s in order.
+func punctuation(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(",.?!;:", r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestPunctuationThroughVAD: the VAD path hands Whisper whole utterances
+// (short pauses as recorded, not zeroed), so the golden clips come out
+// punctuated as when the whole file is transcribed at once. Before, with
+// Whisper base, jfk.wav lost its comma before "ask what" and its final
+// period on the VAD path.
+func TestPunctuationThroughVAD(t *testing.T) {
+	c, err := weights.NewCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{weights.WhisperBase, weights.SileroVADv6} {
+		if !c.Ready(id) {
+			t.Skipf("SKIPPED: %s is not in the model cache %s — run `make models`", id, c.Root)
+		}
+	}
+	base, err := New(context.Background(), Config{Model: "base", Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	for _, m := range []struct {
+		name string
+		tr   func() *Transcriber
+	}{{"base", func() *Transcriber { return base }}, {"tiny", func() *Transcriber { return needTiny(t) }}} {
+		for _, clip := range []string{"jfk", "cards_001", "cards_005", "goforward"} {
+			t.Run(m.name+"/"+clip, func(t *testing.T) {
+				samples, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", clip+".wav"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := func(noVAD bool) string {
+					in, err := PCM(samples)
+					if err != nil {
+						t.Fatal(err)
+					}
+					segs, _, err := collect(context.Background(), m.tr(), in, Options{Language: "en", NoVAD: noVAD})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var b strings.Builder
+					for _, s := range segs {
+						b.WriteString(s.Text)
+					}
+					return strings.TrimSpace(b.String())
+				}
+				vadText, whole := text(false), text(true)
+				if punctuation(vadText) != punctuation(whole) {
+					t.Errorf("through the VAD %q, whole %q", vadText, whole)
+				}
+				if clip == "jfk" && (!strings.Contains(vadText, "for you, ask what") || !strings.HasSuffix(vadText, "country.")) {
+					t.Errorf("jfk through the VAD: %q", vadText)
+				}
+			})
+		}
+	}
+}
