@@ -1,6 +1,6 @@
 // Package espeak binds the espeak-ng speech synthesizer's text-to-phoneme
 // translation through purego (no cgo). Kokoro's text front-end uses it to
-// turn English text into the IPA phoneme strings the model was trained on.
+// turn text into the IPA phoneme strings the model was trained on.
 //
 // Only phonemes come out: espeak-ng runs in synchronous mode with no audio
 // device. The library is loaded at run time from libespeak-ng.so.1

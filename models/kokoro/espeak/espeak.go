@@ -76,6 +76,20 @@ func (e *Engine) LibraryPath() string { return e.path }
 // library, so NUL bytes are replaced by spaces first. Invalid UTF-8 is
 // rejected with [ErrInvalidUTF8]; an unknown voice with [ErrVoice].
 func (e *Engine) Phonemize(text, voice string) ([]string, error) {
+	return e.phonemize(text, voice, traceIPA)
+}
+
+// PhonemizeTied is Phonemize with the letters of every multi-letter
+// phoneme joined by tie ("t^ʃ", "a^ɪ" for tie '^'), as the phonemizer
+// Python package's tie option writes them: misaki, Kokoro's own front-end
+// for its languages other than English, reads the ties to map affricates
+// and diphthongs onto the single symbols the model was trained with.
+func (e *Engine) PhonemizeTied(text, voice string, tie rune) ([]string, error) {
+	return e.phonemize(text, voice, tieMode(tie))
+}
+
+// phonemize is Phonemize in espeak-ng's phoneme mode.
+func (e *Engine) phonemize(text, voice string, mode int32) ([]string, error) {
 	if !utf8.ValidString(text) {
 		return nil, ErrInvalidUTF8
 	}
@@ -87,7 +101,7 @@ func (e *Engine) Phonemize(text, voice string) ([]string, error) {
 	if err := e.selectVoice(voice); err != nil {
 		return nil, err
 	}
-	return e.lib.phonemes(text)
+	return e.lib.phonemes(text, mode)
 }
 
 // selectVoice switches the library to voice unless it is already selected:

@@ -21,6 +21,7 @@ const (
 	posCharacter          = 1          // POS_CHARACTER
 	charsAuto             = 0          // espeakCHARS_AUTO, as espeak_Synth's flags=0 in phonemizer
 	traceIPA              = 0x02       // phoneme trace as IPA, no tie, no separator
+	traceTie              = 0x80       // espeakPHONEMES_TIE: bits 8-23 hold the tie character
 	paramRate             = 1          // espeakRATE, words per minute
 
 	// fastRate is the speaking rate the engine synthesises at. Speed only
@@ -204,14 +205,20 @@ func (l *library) statusMessage(status uint32) string {
 // one-clause piece, the common case, then costs no audio at all. If the
 // traced phonemes, stress marks aside, differ from espeak_TextToPhonemes's
 // (a clause missed), the text is synthesised again in full.
-func (l *library) phonemes(text string) ([]string, error) {
-	return l.phonemesChecked(text, l.textToPhonemes(text))
+//
+// mode is espeak-ng's phoneme mode: traceIPA, or with tieMode's bits.
+func (l *library) phonemes(text string, mode int32) ([]string, error) {
+	return l.phonemesChecked(text, l.textToPhonemes(text, mode), mode)
 }
+
+// tieMode returns the IPA phoneme mode that joins the letters of a
+// multi-letter phoneme with tie.
+func tieMode(tie rune) int32 { return traceIPA | traceTie | int32(tie)<<8 }
 
 // phonemesChecked is phonemes with espeak_TextToPhonemes's clauses of
 // text given.
-func (l *library) phonemesChecked(text string, plain []string) ([]string, error) {
-	lines, err := l.trace(text, len(plain))
+func (l *library) phonemesChecked(text string, plain []string, mode int32) ([]string, error) {
+	lines, err := l.trace(text, len(plain), mode)
 	if err != nil {
 		return nil, err
 	}
@@ -220,13 +227,13 @@ func (l *library) phonemesChecked(text string, plain []string) ([]string, error)
 		return lines, nil
 	}
 	l.fallbacks++
-	lines, err = l.trace(text, 0)
+	lines, err = l.trace(text, 0, mode)
 	return nonEmpty(lines), err
 }
 
 // textToPhonemes runs espeak_TextToPhonemes over text and returns one
 // string per clause, empty ones included.
-func (l *library) textToPhonemes(text string) []string {
+func (l *library) textToPhonemes(text string, mode int32) []string {
 	buf := make([]byte, len(text)+1) // NUL-terminated copy the library reads
 	copy(buf, text)
 	// The cursor is a uintptr, not a pointer: the library advances it into
@@ -235,7 +242,7 @@ func (l *library) textToPhonemes(text string) []string {
 	cursor := uintptr(unsafe.Pointer(&buf[0]))
 	var out []string
 	for i := 0; cursor != 0 && i <= len(buf); i++ {
-		out = append(out, goString(l.textToPhon(&cursor, charsAuto, traceIPA)))
+		out = append(out, goString(l.textToPhon(&cursor, charsAuto, mode)))
 	}
 	runtime.KeepAlive(buf)
 	return out
@@ -244,7 +251,7 @@ func (l *library) textToPhonemes(text string) []string {
 // trace synthesises text with the phoneme trace written to an in-memory
 // stream and returns the trace's lines. With stopAfter > 0 synthesis stops
 // once that many lines are written.
-func (l *library) trace(text string, stopAfter int) ([]string, error) {
+func (l *library) trace(text string, stopAfter int, mode int32) ([]string, error) {
 	buf := make([]byte, len(text)+1) // NUL-terminated copy the library reads
 	copy(buf, text)
 	*l.cell = memCell{}
@@ -253,7 +260,7 @@ func (l *library) trace(text string, stopAfter int) ([]string, error) {
 		return nil, errors.New("espeak: open_memstream failed")
 	}
 	l.stream, l.stopAfter = stream, stopAfter
-	l.setPhonemeTrace(traceIPA, stream)
+	l.setPhonemeTrace(mode, stream)
 	status := l.synth(&buf[0], uintptr(len(buf)), 0, posCharacter, 0, 0, nil, 0)
 	runtime.KeepAlive(buf)
 	l.setPhonemeTrace(0, 0)

@@ -2,8 +2,11 @@
 
 package espeak
 
-// statusOK is espeak-ng's ENS_OK.
-const statusOK = 0
+// statusOK is espeak-ng's ENS_OK; traceIPA the IPA phoneme mode.
+const (
+	statusOK = 0
+	traceIPA = 0x02
+)
 
 // library is empty where purego cannot load shared libraries.
 type library struct{}
@@ -11,6 +14,7 @@ type library struct{}
 func load([]string) (*Engine, error)          { return nil, ErrUnsupported }
 func (*library) setVoiceByName(string) uint32 { return 1 }
 func (*library) statusMessage(uint32) string  { return "unsupported platform" }
-func (*library) phonemes(string) ([]string, error) {
+func tieMode(rune) int32                      { return 0 }
+func (*library) phonemes(string, int32) ([]string, error) {
 	return nil, ErrUnsupported
 }

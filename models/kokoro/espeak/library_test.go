@@ -15,7 +15,7 @@ func TestTraceStopsAfterClauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	const text = "one, two and, three"
-	full, err := e.lib.trace(text, 0)
+	full, err := e.lib.trace(text, 0, traceIPA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,12 +23,12 @@ func TestTraceStopsAfterClauses(t *testing.T) {
 	if len(want) != 3 {
 		t.Fatalf("full trace %q: want three clauses", want)
 	}
-	plain := e.lib.textToPhonemes(text)
+	plain := e.lib.textToPhonemes(text, traceIPA)
 	if !equalUnstressed(want, nonEmpty(plain)) {
 		t.Fatalf("espeak_TextToPhonemes %q and the trace %q differ beyond stress", plain, want)
 	}
 	// Stopping after the first clause leaves the others out.
-	short, err := e.lib.trace(text, 1)
+	short, err := e.lib.trace(text, 1, traceIPA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestTraceStopsAfterClauses(t *testing.T) {
 		fallback bool
 	}{{plain, false}, {merged, true}} {
 		before := e.lib.fallbacks
-		got, err := e.lib.phonemesChecked(text, c.plain)
+		got, err := e.lib.phonemesChecked(text, c.plain, traceIPA)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,10 @@
-// Package g2p is Kokoro-82M's text front-end: it turns English text into
-// the phoneme strings and ids the model reads, reproducing kokoro-js 1.2.1
-// (the reference the golden files were made with), and cuts long text
-// into chunks the model can take one at a time.
+// Package g2p is Kokoro-82M's text front-end: it turns text into the
+// phoneme strings and ids the model reads, and cuts long text into chunks
+// the model can take one at a time. English reproduces kokoro-js 1.2.1
+// (the reference the golden files were made with); Spanish, French,
+// Hindi, Italian and Brazilian Portuguese follow misaki's EspeakG2P, the
+// front-end Kokoro's own Python pipeline uses for them (see [Lang];
+// Japanese and Mandarin need G2Ps of their own and are not handled).
 //
 // A caller runs text → [Chunker] → [Chunk]s, each holding its source
 // text, its phonemes and the model's input ids (vocab ids wrapped in pads,

@@ -19,9 +19,20 @@ type Backend interface {
 	Phonemize(text, voice string) ([]string, error)
 }
 
-// G2P converts English text into the phoneme strings Kokoro-82M reads,
-// reproducing kokoro-js 1.2.1's phonemize(text, lang) exactly when its
-// backend is the same espeak-ng. It holds no state of its own, so one G2P
+// TiedBackend is a Backend that also writes multi-letter phonemes with a
+// tie between their letters ("t^ʃ"), as misaki reads them for Kokoro's
+// languages other than English. *espeak.Engine is one.
+type TiedBackend interface {
+	Backend
+	PhonemizeTied(text, voice string, tie rune) ([]string, error)
+}
+
+// G2P converts text into the phoneme strings Kokoro-82M reads. For
+// English it reproduces kokoro-js 1.2.1's phonemize(text, lang) exactly
+// when its backend is the same espeak-ng; for Spanish, French, Hindi,
+// Italian and Brazilian Portuguese it follows misaki's EspeakG2P, the
+// front-end of Kokoro's own Python pipeline (kokoro-js speaks English
+// only). It holds no state of its own, so one G2P
 // may serve many goroutines (the backend serialises its calls).
 type G2P struct {
 	backend Backend
@@ -35,6 +46,9 @@ func New(backend Backend, lang Lang) (*G2P, error) {
 	}
 	if !lang.valid() {
 		return nil, fmt.Errorf("%w: %v", ErrLang, lang)
+	}
+	if _, tied := backend.(TiedBackend); !tied && !lang.English() {
+		return nil, fmt.Errorf("%w: %s needs a backend that writes phoneme ties", ErrLang, lang.Name())
 	}
 	return &G2P{backend: backend, lang: lang}, nil
 }
@@ -53,7 +67,7 @@ func NewEspeak(lang Lang) (*G2P, error) {
 // Lang returns the language the G2P phonemises.
 func (g *G2P) Lang() Lang { return g.lang }
 
-// Phonemize converts text into a Kokoro phoneme string:
+// Phonemize converts text into a Kokoro phoneme string. For English:
 //
 //  1. Normalize the text (quotes, titles, years, times, money, decimals).
 //  2. Split it into runs of punctuation (;:,.!?¡¿—…"«»“”(){}[] with the
@@ -62,13 +76,24 @@ func (g *G2P) Lang() Lang { return g.lang }
 //  3. Join the pieces and rewrite the IPA the way Kokoro was trained on
 //     (see postProcess).
 //
+// The other languages skip the English rules of Normalize (espeak-ng
+// reads numbers, dates and titles in the language itself): their text
+// has kokoro-js's character mapping alone, is split the same way, and
+// espeak-ng's tied IPA is rewritten as misaki does (see misakiPostProcess).
+//
 // Empty text gives an empty string; text of punctuation alone gives that
 // punctuation. Invalid UTF-8 is an error wrapping ErrInvalidUTF8.
 func (g *G2P) Phonemize(text string) (string, error) {
 	if !utf8.ValidString(text) {
 		return "", ErrInvalidUTF8
 	}
-	s := Normalize(text)
+	english := g.lang.English()
+	var s string
+	if english {
+		s = Normalize(text)
+	} else {
+		s = jsTrim(dropSpacesBetweenNewlines(mapChars(text)))
+	}
 	var b strings.Builder
 	b.Grow(2 * len(s))
 	var err error
@@ -78,7 +103,11 @@ func (g *G2P) Phonemize(text string) (string, error) {
 			return true
 		}
 		var clauses []string
-		clauses, err = g.backend.Phonemize(piece, g.lang.EspeakVoice())
+		if english {
+			clauses, err = g.backend.Phonemize(piece, g.lang.EspeakVoice())
+		} else {
+			clauses, err = g.backend.(TiedBackend).PhonemizeTied(piece, g.lang.EspeakVoice(), tie)
+		}
 		if err != nil {
 			err = fmt.Errorf("g2p: phonemising %q: %w", piece, err)
 			return false
@@ -87,6 +116,9 @@ func (g *G2P) Phonemize(text string) (string, error) {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
+			if !english {
+				c = removeLangFlags(c)
+			}
 			b.WriteString(c)
 		}
 		return true
@@ -94,7 +126,56 @@ func (g *G2P) Phonemize(text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if !english {
+		return misakiPostProcess(b.String()), nil
+	}
 	return postProcess(b.String(), g.lang), nil
+}
+
+// tie joins the letters of a multi-letter phoneme in the IPA of the
+// languages other than English, as misaki asks phonemizer for it.
+const tie = '^'
+
+// misakiReplacer is misaki's EspeakG2P.E2M: espeak-ng's tied affricates
+// and diphthongs become the single symbols Kokoro was trained with.
+var misakiReplacer = strings.NewReplacer(
+	"a^ɪ", "I", "a^ʊ", "W",
+	"d^z", "ʣ", "d^ʒ", "ʤ",
+	"e^ɪ", "A",
+	"o^ʊ", "O", "ə^ʊ", "Q",
+	"s^s", "S",
+	"t^s", "ʦ", "t^ʃ", "ʧ",
+	"ɔ^ɪ", "Y",
+)
+
+// misakiPostProcess rewrites espeak-ng's tied IPA (its language-switch
+// flags already removed) as misaki's EspeakG2P does: the tied pairs
+// become single symbols; the remaining ties and hyphens are deleted; the
+// «» that kokoro-js's character mapping made of parentheses become
+// parentheses again; surrounding whitespace is trimmed.
+func misakiPostProcess(s string) string {
+	s = misakiReplacer.Replace(s)
+	s = strings.NewReplacer("^", "", "-", "", "«", "(", "»", ")").Replace(s)
+	return jsTrim(s)
+}
+
+// removeLangFlags deletes the language-switch flags from one clause of
+// espeak-ng's IPA ("(en)wˈiːkɛnd(fr)": a word it reads as English), as
+// phonemizer's language_switch="remove-flags" does: in espeak-ng's output
+// a parenthesis can be nothing else, since the text's own parentheses
+// never reach it (they are punctuation pieces).
+func removeLangFlags(s string) string {
+	for {
+		i := strings.IndexByte(s, '(')
+		if i < 0 {
+			return s
+		}
+		j := strings.IndexByte(s[i:], ')')
+		if j < 0 {
+			return s
+		}
+		s = s[:i] + s[i+j+1:]
+	}
 }
 
 // isPunct reports whether r is one of the punctuation marks kokoro-js

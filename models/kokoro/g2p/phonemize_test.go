@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tensorforge/forge/models/kokoro/vocab"
 )
 
 // kokoroJSCases hold what kokoro-js 1.2.1's phonemize(text, lang) returns
@@ -349,31 +351,118 @@ func TestParseLang(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want Lang
-	}{{"a", AmericanEnglish}, {"en-US", AmericanEnglish}, {"en_us", AmericanEnglish}, {"b", BritishEnglish}, {"en-gb", BritishEnglish}, {"en", BritishEnglish}} {
+	}{
+		{"a", AmericanEnglish}, {"en-US", AmericanEnglish}, {"en_us", AmericanEnglish},
+		{"b", BritishEnglish}, {"en-gb", BritishEnglish}, {"en", BritishEnglish},
+		{"es", Spanish}, {"e", Spanish}, {"Spanish", Spanish},
+		{"fr", French}, {"fr-FR", French}, {"f", French},
+		{"hi", Hindi}, {"it", Italian}, {"pt-br", BrazilianPortuguese}, {"pt_BR", BrazilianPortuguese}, {"p", BrazilianPortuguese},
+	} {
 		if got, err := ParseLang(c.in); err != nil || got != c.want {
 			t.Errorf("ParseLang(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
-	for _, s := range []string{"", "fr", "j", "en-au"} {
-		if _, err := ParseLang(s); !errors.Is(err, ErrLang) {
-			t.Errorf("ParseLang(%q): err = %v, want ErrLang", s, err)
+	for _, c := range []struct{ in, msg string }{
+		{"", "want one of en-us, en-gb, es, fr-fr, hi, it, pt-br"},
+		{"en-au", "want one of"},
+		{"pt", "want one of"}, // espeak-ng's pt is European Portuguese, which no voice speaks
+		{"j", "Japanese needs its own G2P"},
+		{"ja", "Japanese needs its own G2P"},
+		{"zh", "Mandarin Chinese needs its own G2P"},
+		{"cmn", "Mandarin Chinese needs its own G2P"},
+	} {
+		if _, err := ParseLang(c.in); !errors.Is(err, ErrLang) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("ParseLang(%q): err = %v, want ErrLang saying %q", c.in, err, c.msg)
 		}
 	}
 	for _, c := range []struct {
 		voice string
 		want  Lang
 		ok    bool
-	}{{"af_heart", AmericanEnglish, true}, {"bm_george", BritishEnglish, true}, {"jf_alpha", 0, false}, {"heart", 0, false}, {"", 0, false}} {
+	}{
+		{"af_heart", AmericanEnglish, true}, {"bm_george", BritishEnglish, true}, {"ef_dora", Spanish, true},
+		{"ff_siwis", French, true}, {"hm_omega", Hindi, true}, {"im_nicola", Italian, true}, {"pf_dora", BrazilianPortuguese, true},
+		{"jf_alpha", 0, false}, {"zm_yunxi", 0, false}, {"xf_nobody", 0, false}, {"heart", 0, false}, {"", 0, false},
+	} {
 		got, err := LangOfVoice(c.voice)
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("LangOfVoice(%q) = %v, %v", c.voice, got, err)
 		}
 	}
-	if AmericanEnglish.EspeakVoice() != "en-us" || BritishEnglish.EspeakVoice() != "en" {
-		t.Error("espeak voices differ from kokoro-js's (en-us for a, en for b)")
+	// The espeak-ng voices: kokoro-js's for English, KPipeline's for the
+	// others (fr-fr is the language of espeak-ng's voice fr).
+	for l, want := range map[Lang]string{AmericanEnglish: "en-us", BritishEnglish: "en", Spanish: "es", French: "fr", Hindi: "hi", Italian: "it", BrazilianPortuguese: "pt-br", Japanese: ""} {
+		if got := l.EspeakVoice(); got != want {
+			t.Errorf("%v.EspeakVoice() = %q, want %q", l, got, want)
+		}
 	}
 	if s := fmt.Sprint(BritishEnglish); s != "en-gb" {
 		t.Errorf("BritishEnglish prints as %q", s)
+	}
+	if n := BrazilianPortuguese.Name(); n != "Brazilian Portuguese" {
+		t.Errorf("BrazilianPortuguese.Name() = %q", n)
+	}
+}
+
+// TestMisakiPostProcess: espeak-ng's tied affricates and diphthongs
+// become Kokoro's single symbols as misaki's EspeakG2P maps them, other
+// ties and hyphens go, and «» (parentheses, after mapChars) come back.
+func TestMisakiPostProcess(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"la t^ʃˈika", "la ʧˈika"},
+		{"bʊond^ʒˈɔrno", "bʊonʤˈɔrno"},
+		{"bˈe^ɪŋ e^ʊ", "bˈAŋ eʊ"}, // e^ʊ has no single symbol: the tie goes
+		{"a^ɪ a^ʊ d^z o^ʊ ə^ʊ s^s t^s ɔ^ɪ", "I W ʣ O Q S ʦ Y"},
+		{"ˈaɲos «mˈas o mˈenos».", "ˈaɲos (mˈas o mˈenos)."},
+		{"pɔʁt-manto ", "pɔʁtmanto"},
+	} {
+		if got := misakiPostProcess(c.in); got != c.want {
+			t.Errorf("misakiPostProcess(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"lə (en)wˈiːkˈɛnd(fr) ", "lə wˈiːkˈɛnd "},
+		{"sans drapeau", "sans drapeau"},
+		{"(en)a(fr) (en)b(fr)", "a b"},
+		{"unclosed (en", "unclosed (en"},
+	} {
+		if got := removeLangFlags(c.in); got != c.want {
+			t.Errorf("removeLangFlags(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestPhonemizeLanguages runs espeak-ng in each language other than
+// English: numbers are read in the language (English normalisation does
+// not apply), affricates and diphthongs come out as Kokoro's symbols,
+// and every symbol is in Kokoro's vocabulary.
+func TestPhonemizeLanguages(t *testing.T) {
+	e := engine(t)
+	for _, c := range []struct {
+		lang       Lang
+		text, want string
+	}{
+		{Spanish, "¿Dónde está la chica? Tengo 25 años (más o menos).", "¿dˈonde estˈa la ʧˈika? tˈɛŋɡo βˌAntiθˈinko ˈaɲos (mˈas o mˈenos)."},
+		{French, "Bonjour, je m'appelle Jean.", "bɔ̃ʒˈuʁ, ʒə mapˈɛl ʒˈɑ̃."},
+		{Hindi, "नमस्ते, आप कैसे हैं?", "nəmˈʌsteː, ˌaːp kˈɛːseː hɛ̃?"},
+		{Italian, "Buongiorno, come stai?", "bʊonʤˈɔrno, kˌome stˈaj?"},
+		{BrazilianPortuguese, "Tudo bem? Eu gosto de leite.", "tˈudʊ bˈAŋ? eʊ ɡˈɔstʊ ʤy lˈAʧy."},
+	} {
+		g, err := New(e, c.lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.Phonemize(c.text)
+		if err != nil || got != c.want {
+			t.Errorf("%v: Phonemize(%q) = %q, %v; want %q", c.lang, c.text, got, err, c.want)
+		}
+		if _, dropped, err := vocab.Encode(got); err != nil || len(strings.Trim(string(dropped), "¿¡")) != 0 {
+			t.Errorf("%v: %q leaves out %q (%v); want only ¿ and ¡, which Kokoro's vocabulary lacks", c.lang, got, dropped, err)
+		}
+	}
+	// A backend without ties cannot serve them.
+	if _, err := New(&fakeBackend{}, French); !errors.Is(err, ErrLang) {
+		t.Errorf("New(untied backend, French): %v, want ErrLang", err)
 	}
 }
 

@@ -122,11 +122,13 @@ func (s *sentenceSplitter) process(emit func(string)) {
 	s.buf = append(s.buf[:0], a[start:]...)
 }
 
-// isTerminator reports whether c ends a sentence: . ! ? … and the CJK
-// 。？！, and a newline when newlines count.
+// isTerminator reports whether c ends a sentence: . ! ? … , the CJK
+// 。？！ and the Devanagari danda । (Hindi's full stop; not in
+// kokoro-js, which speaks English only), and a newline when newlines
+// count.
 func isTerminator(c rune, newlines bool) bool {
 	switch c {
-	case '.', '!', '?', '…', '。', '？', '！':
+	case '.', '!', '?', '…', '。', '？', '！', '।':
 		return true
 	case '\n':
 		return newlines

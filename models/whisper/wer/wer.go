@@ -68,17 +68,18 @@ func Compare(reference, hypothesis string) Result {
 }
 
 // Normalize returns the words of s in lower case without punctuation
-// (apostrophes inside words are kept), splitting at hyphens and spelling
-// out whole numbers from 0 to 999.
+// (apostrophes inside words are kept, and combining marks: Devanagari's
+// vowel signs and the like are part of the word), splitting at hyphens
+// and spelling out whole numbers from 0 to 999.
 func Normalize(s string) []string {
 	s = strings.ToLower(s)
 	var words []string
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool {
 		return unicode.IsSpace(r) || r == '-' || r == '–' || r == '—' || r == '/'
 	}) {
-		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) })
 		w = strings.Map(func(r rune) rune {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || r == '\'' {
 				return r
 			}
 			return -1

@@ -18,6 +18,9 @@ func TestNormalize(t *testing.T) {
 		{"2024 x 40", []string{"2024", "x", "forty"}},
 		{"", nil},
 		{" ... ", nil},
+		{"आज मौसम अच्छा है।", []string{"आज", "मौसम", "अच्छा", "है"}}, // vowel signs kept
+		{"हैं है", []string{"हैं", "है"}},                            // and so told apart
+		{"cafe\u0301!", []string{"cafe\u0301"}},
 	} {
 		if got := Normalize(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("Normalize(%q) = %q, want %q", c.in, got, c.want)
