@@ -22,6 +22,8 @@ var ErrEmptyAudio = errors.New("whisper: no audio (need at least 160 samples at 
 // silence, as whisper.cpp and transformers.js feed their encoders (OpenAI's
 // transcribe pads the slice with zeros instead); for a recording of at most
 // 30 s the first window is therefore exactly the transformers.js features.
+// With RealLength a window is cut after the bucket that holds its audio,
+// so the encoder still sees that silence after the speech, only less of it.
 type Audio struct {
 	m      *Model
 	mel    []float32 // [nMels, total] band-major
@@ -29,10 +31,11 @@ type Audio struct {
 	total  int       // frames including the silence
 	win    *Window   // the last window Encode returned
 	buf    []float32
-	first  *Window // a window encoded ahead of time by Prepare
+	first  *Window // a window at frame 0 encoded ahead of time (Prepare, TranscribeMany)
+	firstF int     // the frames first encodes
 }
 
-var _ decode.Audio = (*Audio)(nil)
+var _ decode.PaddedAudio = (*Audio)(nil)
 
 // NewAudio computes the log-mel spectrogram of 16 kHz mono samples.
 func (m *Model) NewAudio(samples []float32) (*Audio, error) {
@@ -54,22 +57,34 @@ func (m *Model) NewAudio(samples []float32) (*Audio, error) {
 // per second), without the padding.
 func (a *Audio) Frames() int { return a.frames }
 
-// Features returns the log-mel features of the window starting at frame
-// seek ([nMels, 3000], band-major), reusing dst's storage.
+// Features returns the log-mel features of the 30-second window starting
+// at frame seek ([nMels, 3000], band-major), reusing dst's storage.
 func (a *Audio) Features(dst []float32, seek int) ([]float32, error) {
-	n, W := a.m.cfg.NMels, a.m.cfg.Frames()
+	return a.features(dst, seek, a.m.cfg.Frames())
+}
+
+// features returns the width frames starting at seek ([nMels, width]).
+func (a *Audio) features(dst []float32, seek, width int) ([]float32, error) {
+	n := a.m.cfg.NMels
 	if seek < 0 || seek > a.frames {
 		return dst, fmt.Errorf("whisper: window at frame %d outside the recording's %d frames", seek, a.frames)
 	}
-	if cap(dst) < n*W {
-		dst = make([]float32, n*W)
+	if width < 0 || width > a.m.cfg.Frames() {
+		return dst, fmt.Errorf("whisper: window of %d frames (max %d)", width, a.m.cfg.Frames())
 	}
-	dst = dst[:n*W]
+	if cap(dst) < n*width {
+		dst = make([]float32, n*width)
+	}
+	dst = dst[:n*width]
 	for b := range n {
-		copy(dst[b*W:(b+1)*W], a.mel[b*a.total+seek:])
+		copy(dst[b*width:(b+1)*width], a.mel[b*a.total+seek:])
 	}
 	return dst, nil
 }
+
+// firstFrames returns the frames of audio in the window at frame 0, as
+// decode.Transcribe asks for it.
+func (a *Audio) firstFrames() int { return min(a.frames, a.m.cfg.Frames()) }
 
 // Prepare encodes the first window now, so that the first Encode(0, …)
 // returns at once: the listen pipeline encodes in one stage and decodes in
@@ -78,18 +93,19 @@ func (a *Audio) Prepare(ctx context.Context) error {
 	if a.first != nil {
 		return nil
 	}
-	w, err := a.encode(ctx, 0)
+	width := a.m.encodeFrames(a.firstFrames())
+	w, err := a.encode(ctx, 0, width)
 	if err != nil {
 		return err
 	}
-	a.first = w
+	a.first, a.firstF = w, width
 	return nil
 }
 
-// Encode implements decode.Audio: it encodes the 30-second window that
-// starts at frame seek (frames is how many of them the caller considers
-// audio; the rest of the window is read from the padded spectrogram). The
-// window returned before is closed.
+// Encode implements decode.Audio: it encodes the window that starts at
+// frame seek, of which frames hold audio (by the caller's count), padded
+// with the spectrogram's silence to 30 s (FullWindow) or to the bucket of
+// frames (RealLength). The window returned before is closed.
 func (a *Audio) Encode(ctx context.Context, seek, frames int) (decode.Decoder, error) {
 	if frames < 0 || frames > a.m.cfg.Frames() {
 		return nil, fmt.Errorf("whisper: window of %d frames (max %d)", frames, a.m.cfg.Frames())
@@ -98,12 +114,17 @@ func (a *Audio) Encode(ctx context.Context, seek, frames int) (decode.Decoder, e
 		a.win.Close()
 		a.win = nil
 	}
+	width := a.m.encodeFrames(frames)
 	var w *Window
+	if seek == 0 && a.first != nil && a.firstF != width {
+		a.first.Close() // encoded for another count of frames than asked for now
+		a.first = nil
+	}
 	if seek == 0 && a.first != nil {
 		w, a.first = a.first, nil
 	} else {
 		var err error
-		if w, err = a.encode(ctx, seek); err != nil {
+		if w, err = a.encode(ctx, seek, width); err != nil {
 			return nil, err
 		}
 	}
@@ -111,8 +132,31 @@ func (a *Audio) Encode(ctx context.Context, seek, frames int) (decode.Decoder, e
 	return w, nil
 }
 
-func (a *Audio) encode(ctx context.Context, seek int) (*Window, error) {
-	f, err := a.Features(a.buf, seek)
+// EncodePadded implements decode.PaddedAudio: it encodes the window as
+// Encode does but padded to 30 s, or returns nil when Encode encodes that
+// window so already (FullWindow, or audio that fills the last bucket).
+func (a *Audio) EncodePadded(ctx context.Context, seek, frames int) (decode.Decoder, error) {
+	W := a.m.cfg.Frames()
+	if frames < 0 || frames > W {
+		return nil, fmt.Errorf("whisper: window of %d frames (max %d)", frames, W)
+	}
+	if a.m.encodeFrames(frames) >= W {
+		return nil, nil
+	}
+	if a.win != nil {
+		a.win.Close()
+		a.win = nil
+	}
+	w, err := a.encode(ctx, seek, W)
+	if err != nil {
+		return nil, err
+	}
+	a.win = w
+	return w, nil
+}
+
+func (a *Audio) encode(ctx context.Context, seek, width int) (*Window, error) {
+	f, err := a.features(a.buf, seek, width)
 	if err != nil {
 		return nil, err
 	}

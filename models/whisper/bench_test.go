@@ -1,6 +1,7 @@
 package whisper_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -18,13 +19,20 @@ var benchModels = []struct {
 
 // BenchmarkTranscribe is the benchmark: jfk.wav (11 s) in memory →
 // text, model loaded and warmed up (programs compiled), greedy decoding
-// with OpenAI's rules and English given. It reports the real-time factor,
+// with OpenAI's rules and English given, RealLength windows (the default;
+// BenchmarkTranscribePadded encodes 30 s). It reports the real-time factor,
 // the CPU seconds per run (less sensitive than wall time to other work on a
 // shared machine) and the process's peak resident memory.
-func BenchmarkTranscribe(b *testing.B) {
+func BenchmarkTranscribe(b *testing.B) { benchTranscribe(b, whisper.RealLength) }
+
+// BenchmarkTranscribePadded is BenchmarkTranscribe with FullWindow windows
+// (30 s encoded, as before RealLength).
+func BenchmarkTranscribePadded(b *testing.B) { benchTranscribe(b, whisper.FullWindow) }
+
+func benchTranscribe(b *testing.B, span whisper.EncodeLength) {
 	for _, c := range benchModels {
 		b.Run(c.size+"/"+c.prec.String(), func(b *testing.B) {
-			m := model(b, c.size, c.prec)
+			m := modelWith(b, c.size, c.prec, span)
 			samples := clipSamples(b, "jfk")
 			opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
 			opts.Language = "en"
@@ -52,7 +60,8 @@ func BenchmarkTranscribe(b *testing.B) {
 	}
 }
 
-// BenchmarkEncoder runs the encoder on one window (jfk's golden features).
+// BenchmarkEncoder runs the encoder on one 30-s window (jfk's golden
+// features); BenchmarkEncodeLength times shorter ones.
 func BenchmarkEncoder(b *testing.B) {
 	for _, c := range benchModels {
 		b.Run(c.size+"/"+c.prec.String(), func(b *testing.B) {
@@ -71,6 +80,46 @@ func BenchmarkEncoder(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric((procstat.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		})
+	}
+}
+
+// BenchmarkEncodeLength encodes the first window of recordings of 1, 5, 11
+// (jfk) and 30 s, as a transcription does (Audio.Encode: the encoder and
+// the cross-attention keys and values of every decoder layer), with
+// RealLength and FullWindow windows. The recordings are jfk's first
+// seconds, and jfk three times over cut at 30 s. Programs are compiled and
+// the silence tail made before the timer starts; the window's session is
+// reused from one run to the next, as in a transcription of utterances of
+// one length (the tail is not copied again).
+func BenchmarkEncodeLength(b *testing.B) {
+	for _, c := range benchModels {
+		for _, secs := range []int{1, 5, 11, 30} {
+			for _, span := range []whisper.EncodeLength{whisper.RealLength, whisper.FullWindow} {
+				b.Run(fmt.Sprintf("%s/%s/%ds/%s", c.size, c.prec, secs, span), func(b *testing.B) {
+					m := modelWith(b, c.size, c.prec, span)
+					jfk := clipSamples(b, "jfk")
+					samples := append(append(append([]float32(nil), jfk...), jfk...), jfk...)[:secs*16000]
+					a, err := m.NewAudio(samples)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer a.Close()
+					frames := min(a.Frames(), m.Config().Frames())
+					if _, err := a.Encode(bg, 0, frames); err != nil { // compile
+						b.Fatal(err)
+					}
+					cpu0 := procstat.CPUTime()
+					b.ResetTimer()
+					for range b.N {
+						if _, err := a.Encode(bg, 0, frames); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StopTimer()
+					b.ReportMetric((procstat.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+				})
+			}
+		}
 	}
 }
 

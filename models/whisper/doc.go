@@ -26,6 +26,16 @@
 //	         (masked self-attention, cross-attention on hidden, MLP)
 //	         → LayerNorm → logits = x · embeddingᵀ (tied)
 //
+// A window's encoder runs on the frames that hold audio, half a second
+// more and rounded up to a whole second (RealLength, the default): 1 s of
+// speech no longer costs as much as 30 s. The decoder attends over those
+// positions followed by a fixed encoding of silence up to 1500 positions
+// (the model's silence tail), as Whisper, trained on 30-s windows only,
+// loops without it; a window whose result still fails the transcribe
+// thresholds is decoded again padded (decode.PaddedAudio). FullWindow
+// (WithEncodeLength) encodes every window as 30 s, as the onnxruntime
+// goldens were made.
+//
 // Decoding state lives in graph.State buffers owned by a Window: the
 // cross-attention keys and values of each layer, computed once when the
 // window is encoded and stored per head transposed ([heads, dh, 1500], so a
@@ -52,8 +62,8 @@
 //	tr, err := m.Transcribe(ctx, samples16k, decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer())))
 //
 // Lower level, as the listen pipeline does: NewAudio computes the log-mel
-// of a recording and implements decode.Audio; its Encode runs the encoder
-// on one 30-second window and returns that Window, which implements
+// of a recording and implements decode.PaddedAudio; its Encode runs the
+// encoder on one window and returns that Window, which implements
 // decode.Decoder. Model.Encode and Model.Attach make a Window from
 // features or from a given encoder output (the parity tests use both).
 package whisper

@@ -31,11 +31,23 @@ func engine() *graph.Engine {
 	return eng
 }
 
-// model returns the cached model, skipping loudly when its weights are not
-// in the model cache.
+// model returns the cached model (RealLength windows, the default),
+// skipping loudly when its weights are not in the model cache.
 func model(t testing.TB, size string, prec whisper.Precision) *whisper.Model {
 	t.Helper()
-	key := size + "/" + prec.String()
+	return modelWith(t, size, prec, whisper.RealLength)
+}
+
+// paddedModel returns the cached model that encodes 30-s windows, as the
+// goldens were made.
+func paddedModel(t testing.TB, size string, prec whisper.Precision) *whisper.Model {
+	t.Helper()
+	return modelWith(t, size, prec, whisper.FullWindow)
+}
+
+func modelWith(t testing.TB, size string, prec whisper.Precision, span whisper.EncodeLength) *whisper.Model {
+	t.Helper()
+	key := size + "/" + prec.String() + "/" + span.String()
 	modelMu.Lock()
 	defer modelMu.Unlock()
 	if m := loaded[key]; m != nil {
@@ -52,7 +64,7 @@ func model(t testing.TB, size string, prec whisper.Precision) *whisper.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := whisper.New(engine(), a, prec)
+	m, err := whisper.New(engine(), a, prec, whisper.WithEncodeLength(span))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,13 @@ type Model struct {
 	tok  *tokenizer.Tokenizer
 	art  *weights.Artifact // closed by Close when Open loaded it
 	sha  string            // of the converted weights file
+	span EncodeLength      // how much of each window the encoder runs on
 
 	melMu sync.Mutex
 	mel   *mel.Extractor
+
+	tailMu sync.Mutex
+	tail   *silenceTail // computed on the first RealLength window shorter than 30 s
 
 	mu     sync.Mutex
 	idle   []*session // decoding state of closed windows, for reuse
@@ -36,7 +40,7 @@ type Model struct {
 // Open loads a model by size ("tiny", "base") or artifact id from the model
 // cache, fetching and converting it on first use (progress goes to the
 // weights package's log), and binds it to eng. Close releases it.
-func Open(ctx context.Context, eng *graph.Engine, name string, prec Precision) (*Model, error) {
+func Open(ctx context.Context, eng *graph.Engine, name string, prec Precision, opts ...Option) (*Model, error) {
 	id, err := ArtifactID(name)
 	if err != nil {
 		return nil, err
@@ -48,7 +52,7 @@ func Open(ctx context.Context, eng *graph.Engine, name string, prec Precision) (
 	if err != nil {
 		return nil, fmt.Errorf("whisper: %w", err)
 	}
-	m, err := New(eng, a, prec)
+	m, err := New(eng, a, prec, opts...)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -59,7 +63,7 @@ func Open(ctx context.Context, eng *graph.Engine, name string, prec Precision) (
 
 // New binds an opened whisper artifact to eng. The artifact must stay open
 // while the model is in use; the caller closes it.
-func New(eng *graph.Engine, a *weights.Artifact, prec Precision) (*Model, error) {
+func New(eng *graph.Engine, a *weights.Artifact, prec Precision, opts ...Option) (*Model, error) {
 	if eng == nil || a == nil {
 		return nil, fmt.Errorf("whisper: New needs an engine and an artifact")
 	}
@@ -96,7 +100,13 @@ func New(eng *graph.Engine, a *weights.Artifact, prec Precision) (*Model, error)
 	if err != nil {
 		return nil, fmt.Errorf("whisper: %w", err)
 	}
-	return &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, p: p, tok: tok, mel: ex, sha: a.Manifest.WeightsSHA256}, nil
+	m := &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, p: p, tok: tok, mel: ex, sha: a.Manifest.WeightsSHA256}
+	for _, o := range opts {
+		if err := o(m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // Close releases the pooled decoding state and, when Open loaded the
@@ -110,6 +120,12 @@ func (m *Model) Close() error {
 	for _, s := range idle {
 		s.close()
 	}
+	m.tailMu.Lock()
+	if m.tail != nil {
+		m.tail.close()
+		m.tail = nil
+	}
+	m.tailMu.Unlock()
 	if m.art != nil {
 		err := m.art.Close()
 		m.art = nil
@@ -131,6 +147,9 @@ func (m *Model) Config() Config { return m.cfg }
 // Precision returns the arithmetic the model runs in.
 func (m *Model) Precision() Precision { return m.prec }
 
+// EncodeLength returns how much of each window the encoder runs on.
+func (m *Model) EncodeLength() EncodeLength { return m.span }
+
 // Engine returns the engine the model runs on.
 func (m *Model) Engine() *graph.Engine { return m.eng }
 
@@ -148,11 +167,14 @@ func (m *Model) Transcribe(ctx context.Context, samples []float32, opts decode.T
 	return decode.Transcribe(ctx, a, m.tok, opts)
 }
 
-// TranscribeMany transcribes several recordings at once: the first 30-s
-// window of every recording is encoded in one batched pass (EncodeBatch;
-// f32 models), then each recording is decoded on its own goroutine, so on a
-// GPU their decoder steps run concurrently on separate queues. Results are
-// in the order of the recordings; each equals Transcribe's on its own.
+// TranscribeMany transcribes several recordings at once: the first window
+// of every recording is encoded in one batched pass (EncodeBatch; f32
+// models), then each recording is decoded on its own goroutine, so on a
+// GPU their decoder steps run concurrently on separate queues. With
+// RealLength the first windows are batched by length bucket, one pass per
+// bucket, since a window padded to another's length would decode
+// differently. Results are in the order of the recordings; each equals
+// Transcribe's on its own.
 func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts decode.TranscribeOptions) ([]*decode.Transcript, error) {
 	audios := make([]*Audio, len(recordings))
 	defer func() {
@@ -162,24 +184,33 @@ func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts
 			}
 		}
 	}()
-	feats := make([][]float32, len(recordings))
+	buckets := map[int][]int{} // recordings by the frames of their first window
 	for i, r := range recordings {
 		a, err := m.NewAudio(r)
 		if err != nil {
 			return nil, fmt.Errorf("whisper: recording %d: %w", i, err)
 		}
 		audios[i] = a
-		if feats[i], err = a.Features(nil, 0); err != nil {
-			return nil, fmt.Errorf("whisper: recording %d: %w", i, err)
-		}
+		width := m.encodeFrames(a.firstFrames())
+		buckets[width] = append(buckets[width], i)
 	}
-	if m.prec == F32 {
+	for width, idx := range buckets {
+		if m.prec != F32 {
+			break
+		}
+		feats := make([][]float32, len(idx))
+		for j, i := range idx {
+			var err error
+			if feats[j], err = audios[i].features(nil, 0, width); err != nil {
+				return nil, fmt.Errorf("whisper: recording %d: %w", i, err)
+			}
+		}
 		ws, err := m.EncodeBatch(ctx, feats)
 		if err != nil {
 			return nil, err
 		}
-		for i, w := range ws {
-			audios[i].first = w
+		for j, w := range ws {
+			audios[idx[j]].first, audios[idx[j]].firstF = w, width
 		}
 	}
 	out := make([]*decode.Transcript, len(recordings))

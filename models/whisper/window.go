@@ -17,12 +17,15 @@ import (
 // The cross-attention keys and values are stored per head and transposed,
 // [heads, dh, 1500]: a decoder step multiplies one query row by them, and in
 // this layout both products (q·Kᵀ and attention·V) run over rows of 1500
-// contiguous floats instead of 1500 rows of 64. Sessions are pooled by the model because the engine keys
-// compiled programs by the state buffers they touch: a reused session finds
-// its programs compiled.
+// contiguous floats instead of 1500 rows of 64. A window shorter than 30 s
+// fills the first positions of each row and the model's silence tail the
+// rest (see silenceTail). Sessions are pooled by the model because the
+// engine keys compiled programs by the state buffers they touch: a reused
+// session finds its programs compiled.
 type session struct {
 	m              *Model
-	crossK, crossV []*graph.State // per layer: [heads, dh, audio positions]
+	crossK, crossV []*graph.State // per layer: [heads, dh, 1500 audio positions]
+	tailFrom       int            // positions [tailFrom, 1500) hold the silence tail
 	caches         map[int]*kvCache
 }
 
@@ -81,7 +84,7 @@ func attendLength(need, textCtx int) int {
 const maxCaches = 3
 
 func newSession(m *Model) (*session, error) {
-	s := &session{m: m, caches: map[int]*kvCache{}}
+	s := &session{m: m, caches: map[int]*kvCache{}, tailFrom: m.cfg.AudioCtx}
 	H := m.cfg.DecoderHeads
 	shape := graph.Shape{H, m.cfg.DModel / H, m.cfg.AudioCtx}
 	for i := range m.cfg.DecoderLayers {
@@ -157,9 +160,9 @@ func (s *session) close() {
 	}
 }
 
-// Window is one encoded 30-second window with its decoder: it implements
-// decode.Decoder. It is not safe for concurrent use. Close it to return its
-// state to the model.
+// Window is one encoded window (30 seconds, or the bucket of its audio)
+// with its decoder: it implements decode.Decoder. It is not safe for
+// concurrent use. Close it to return its state to the model.
 type Window struct {
 	m       *Model
 	s       *session
@@ -173,27 +176,31 @@ type Window struct {
 
 var _ decode.Decoder = (*Window)(nil)
 
-// Encode runs the encoder on one window of log-mel features ([nMels, 3000],
-// band-major) and returns the window ready for decoding; the cross-attention
-// keys and values are computed in the same pass.
+// Encode runs the encoder on one window of log-mel features ([nMels, F],
+// band-major; F even, 3000 for 30 s) and returns the window ready for
+// decoding; the cross-attention keys and values are computed in the same
+// pass.
 func (m *Model) Encode(ctx context.Context, features []float32) (*Window, error) {
-	if err := m.checkFeatures(features); err != nil {
+	f, err := m.checkFeatures(features)
+	if err != nil {
 		return nil, err
 	}
 	return m.newWindow(ctx, func(g *graph.Graph) graph.Tensor {
-		x := g.InputF32("features", graph.Shape{1, m.cfg.NMels, m.cfg.Frames()}, features)
+		x := g.InputF32("features", graph.Shape{1, m.cfg.NMels, f}, features)
 		return m.encoder(m.net(g, 1), x)
 	})
 }
 
 // Attach returns a window for a given encoder output (last hidden state
-// [1500, d]), as the ONNX decoder takes encoder_hidden_states.
+// [S, d], S ≤ 1500 positions; 1500 for 30 s), as the ONNX decoder takes
+// encoder_hidden_states.
 func (m *Model) Attach(ctx context.Context, hidden []float32) (*Window, error) {
-	if want := m.cfg.AudioCtx * m.cfg.DModel; len(hidden) != want {
-		return nil, fmt.Errorf("whisper: encoder output holds %d values, want %d×%d = %d", len(hidden), m.cfg.AudioCtx, m.cfg.DModel, want)
+	d := m.cfg.DModel
+	if s := len(hidden) / d; len(hidden)%d != 0 || s < 1 || s > m.cfg.AudioCtx {
+		return nil, fmt.Errorf("whisper: encoder output holds %d values, want 1 to %d positions × %d (%d for 30 s)", len(hidden), m.cfg.AudioCtx, d, m.cfg.AudioCtx*d)
 	}
 	return m.newWindow(ctx, func(g *graph.Graph) graph.Tensor {
-		return g.InputF32("hidden", graph.Shape{m.cfg.AudioCtx, m.cfg.DModel}, hidden)
+		return g.InputF32("hidden", graph.Shape{len(hidden) / d, d}, hidden)
 	})
 }
 
@@ -238,17 +245,30 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 		}
 		return x.Slice(0, b, b+1).Squeeze(0)
 	}
+	// A shorter window fills the first S positions of each row, the
+	// silence tail the rest.
+	S := h.Dim(-2)
 	var effects []graph.Tensor
 	for b, s := range sessions {
 		for i := range m.p.dec {
 			effects = append(effects,
-				g.Assign(s.crossK[i], perHeadT(member(keys[i], b)), 0, 0),
-				g.Assign(s.crossV[i], perHeadT(member(values[i], b)), 0, 0))
+				g.Assign(s.crossK[i], perHeadT(member(keys[i], b)), 2, 0),
+				g.Assign(s.crossV[i], perHeadT(member(values[i], b)), 2, 0))
 		}
 	}
 	if _, err := m.eng.Eval(ctx, effects...); err != nil {
+		for _, s := range sessions {
+			s.tailFrom = m.cfg.AudioCtx // overwritten in part, perhaps
+		}
 		release()
 		return nil, fmt.Errorf("whisper: encoding %d windows: %w", count, err)
+	}
+	if err := m.completeWindows(ctx, sessions, S); err != nil {
+		for _, s := range sessions {
+			s.tailFrom = m.cfg.AudioCtx
+		}
+		release()
+		return nil, err
 	}
 	ws := make([]*Window, count)
 	for b, s := range sessions {
@@ -258,11 +278,12 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 }
 
 // EncodeBatch encodes several windows of log-mel features (each [nMels,
-// 3000], band-major) in one pass of the encoder with a batch axis: the
-// products see B times the rows, which is what fills a GPU. Each returned
-// window decodes on its own, as from Encode. F32 only: the int8 graph
-// quantizes activations over the whole tensor, so batching would change
-// each window's arithmetic.
+// F], band-major, of one length F for all: 3000 for 30 s, or the longest
+// window's bucket with the others padded to it, as TranscribeMany does) in
+// one pass of the encoder with a batch axis: the products see B times the
+// rows, which is what fills a GPU. Each returned window decodes on its own,
+// as from Encode. F32 only: the int8 graph quantizes activations over the
+// whole tensor, so batching would change each window's arithmetic.
 func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Window, error) {
 	if len(features) == 0 {
 		return nil, nil
@@ -270,16 +291,21 @@ func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Windo
 	if m.prec != F32 {
 		return nil, fmt.Errorf("whisper: batched encoding needs the f32 model, not %v", m.prec)
 	}
-	size := m.cfg.NMels * m.cfg.Frames()
-	all := make([]float32, 0, len(features)*size)
+	frames := 0
+	all := make([]float32, 0, len(features)*len(features[0]))
 	for i, f := range features {
-		if err := m.checkFeatures(f); err != nil {
+		n, err := m.checkFeatures(f)
+		if err != nil {
 			return nil, fmt.Errorf("window %d: %w", i, err)
 		}
+		if i > 0 && n != frames {
+			return nil, fmt.Errorf("whisper: window %d holds %d frames, window 0 %d: a batch encodes one length", i, n, frames)
+		}
+		frames = n
 		all = append(all, f...)
 	}
 	return m.newWindows(ctx, len(features), func(g *graph.Graph) graph.Tensor {
-		x := g.InputF32("features", graph.Shape{len(features), m.cfg.NMels, m.cfg.Frames()}, all)
+		x := g.InputF32("features", graph.Shape{len(features), m.cfg.NMels, frames}, all)
 		return m.encoder(m.net(g, 1), x)
 	})
 }

@@ -30,11 +30,34 @@ var ErrNoAudio = errors.New("no audio to transcribe")
 type Audio interface {
 	// Frames is the number of mel frames of actual audio, without padding.
 	Frames() int
-	// Encode encodes the frames [seek, seek+frames) padded to a 30-second
-	// window as Whisper expects (frames ≤ WindowFrames), and returns the
-	// decoder bound to that window.
+	// Encode encodes the frames [seek, seek+frames) padded with silence
+	// (frames ≤ WindowFrames), to a 30-second window as Whisper was trained
+	// or, for speed, to less (see PaddedAudio), and returns the decoder
+	// bound to that window.
 	Encode(ctx context.Context, seek, frames int) (Decoder, error)
 }
+
+// PaddedAudio is an Audio whose Encode may encode less than a 30-second
+// window (the model package's RealLength: the audio rounded up to a few
+// seconds). Whisper was trained on 30-s windows only, and on a shorter one
+// it sometimes loops or runs past the end of the speech; so when the
+// result of such a window at the first temperature fails the fallback
+// thresholds (a repetition loop, an improbable text) or has a timestamp
+// more than a second past the window's audio, Transcribe decodes the
+// window again, at every temperature as needed, from EncodePadded.
+type PaddedAudio interface {
+	Audio
+	// EncodePadded encodes the window as Encode does, padded to 30 s; it
+	// returns nil and no error when Encode already encoded that window
+	// padded (there is nothing to retry).
+	EncodePadded(ctx context.Context, seek, frames int) (Decoder, error)
+}
+
+// pastEndSlack is how far past a window's audio a timestamp may go before
+// the result of a shortened window is decoded again padded: padded windows
+// end the last segment up to half a second after the audio (the goldens'
+// cards_004 ends at 1.55 s with <|2.00|>).
+const pastEndSlack = FramesPerSecond
 
 // TranscribeOptions control a whole transcription, as the keyword arguments
 // of openai/whisper's transcribe. Start from DefaultTranscribeOptions.
@@ -89,6 +112,9 @@ type Segment struct {
 	Text       string
 	Tokens     []int32 // sampled tokens, timestamps included
 	// The rest describe the window's decoding result.
+	// PaddedRetry: the window's shorter encoding failed the checks (see
+	// PaddedAudio) and it was decoded again padded to 30 s.
+	PaddedRetry      bool
 	Temperature      float64
 	AvgLogProb       float64
 	CompressionRatio float64
@@ -181,7 +207,11 @@ func Transcribe(ctx context.Context, audio Audio, vocab Vocabulary, opts Transcr
 			return nil, err
 		}
 		opts.Prompt = allTokens[promptResetSince:]
-		res, err := decodeWithFallback(ctx, dec, vocab, &sp, &opts, rng)
+		var padded func() (Decoder, error)
+		if pa, ok := audio.(PaddedAudio); ok {
+			padded = func() (Decoder, error) { return pa.EncodePadded(ctx, seek, size) }
+		}
+		res, retried, err := decodeWithFallback(ctx, dec, vocab, &sp, &opts, rng, size, padded)
 		if err != nil {
 			return nil, fmt.Errorf("transcribe: window at %.2f s: %w", timeOffset, err)
 		}
@@ -203,6 +233,7 @@ func Transcribe(ctx context.Context, audio Audio, vocab Vocabulary, opts Transcr
 				End:              timeOffset + float64(s.end)*timePrecision,
 				Text:             text,
 				Tokens:           s.tokens,
+				PaddedRetry:      retried,
 				Temperature:      res.Temperature,
 				AvgLogProb:       res.AvgLogProb,
 				CompressionRatio: res.CompressionRatio,
@@ -239,10 +270,14 @@ func Transcribe(ctx context.Context, audio Audio, vocab Vocabulary, opts Transcr
 
 // decodeWithFallback decodes a window at each temperature in turn until the
 // result is neither too repetitive nor too improbable, or looks like
-// silence; it returns the last result.
-func decodeWithFallback(ctx context.Context, dec Decoder, vocab Vocabulary, sp *tokenizer.Specials, opts *TranscribeOptions, rng *rand.Rand) (*Result, error) {
-	var res *Result
-	for _, temp := range opts.Temperatures {
+// silence; it returns the last result. padded, if not nil, encodes the
+// window padded to 30 s (nil when dec is that already): when the result at
+// the first temperature fails the thresholds or runs past the window's
+// frames of audio, the window is decoded again from it, from the first
+// temperature on, and retried reports so.
+func decodeWithFallback(ctx context.Context, dec Decoder, vocab Vocabulary, sp *tokenizer.Specials, opts *TranscribeOptions, rng *rand.Rand, frames int, padded func() (Decoder, error)) (res *Result, retried bool, err error) {
+	for k := 0; k < len(opts.Temperatures); k++ {
+		temp := opts.Temperatures[k]
 		o := opts.Options
 		o.Temperature = temp
 		if temp > 0 {
@@ -250,15 +285,36 @@ func decodeWithFallback(ctx context.Context, dec Decoder, vocab Vocabulary, sp *
 		} else {
 			o.BestOf = 0
 		}
-		var err error
 		if res, err = decode(ctx, dec, vocab, sp, o, rng); err != nil {
-			return nil, err
+			return nil, retried, err
 		}
-		if !needsFallback(res, opts) {
+		if padded != nil && (needsFallback(res, opts) || pastEnd(res.Tokens, sp.TimestampBegin, frames)) {
+			d, err := padded()
+			if err != nil {
+				return nil, retried, fmt.Errorf("padded window: %w", err)
+			}
+			if d != nil {
+				dec, retried = d, true
+				k = -1 // the ladder again, on the padded window
+			}
+		}
+		padded = nil // only the first result decides
+		if k >= 0 && !needsFallback(res, opts) {
 			break
 		}
 	}
-	return res, nil
+	return res, retried, nil
+}
+
+// pastEnd reports whether a timestamp among tokens lies more than
+// pastEndSlack after a window's frames of audio.
+func pastEnd(tokens []int32, tb int32, frames int) bool {
+	for _, t := range tokens {
+		if t >= tb && int(t-tb)*InputStride > frames+pastEndSlack {
+			return true
+		}
+	}
+	return false
 }
 
 // needsFallback is OpenAI's test; comparisons with NaN thresholds are false,

@@ -366,3 +366,68 @@ func TestBestOf(t *testing.T) {
 		t.Errorf("kept %v (avg %v), want [2 3] (avg %v)", res.Tokens, res.AvgLogProb, want)
 	}
 }
+
+// shortAudio is a PaddedAudio: its Encode gives the short window's model,
+// EncodePadded the padded one's (or nothing, when full is false: the
+// window was encoded padded already).
+type shortAudio struct {
+	fakeAudio
+	short, padded model
+	full          bool
+	retries       int
+}
+
+func (a *shortAudio) Encode(ctx context.Context, seek, frames int) (Decoder, error) {
+	a.windows = func(int, int) model { return a.short }
+	return a.fakeAudio.Encode(ctx, seek, frames)
+}
+
+func (a *shortAudio) EncodePadded(ctx context.Context, seek, frames int) (Decoder, error) {
+	if !a.full {
+		return nil, nil
+	}
+	a.retries++
+	a.windows = func(int, int) model { return a.padded }
+	return a.fakeAudio.Encode(ctx, seek, frames)
+}
+
+// TestPaddedRetry: a shortened window whose result loops or has a
+// timestamp past its audio is decoded again padded; a good result, or a
+// window with nothing to redo, is not.
+func TestPaddedRetry(t *testing.T) {
+	good := sampledFrom(ts(0), 2, 3, ts(1))
+	for _, c := range []struct {
+		name        string
+		short       model
+		full        bool
+		timestamps  bool
+		retries     int
+		text        string
+		temperature bool // the result came from above temperature 0
+	}{
+		{"good", good, true, true, 0, " w2 w3", false},
+		{"loop", loopModel, true, false, 1, " w2 w3", false},
+		{"past the end", sampledFrom(ts(0), 4, ts(9.1)), true, true, 1, " w2 w3", false},
+		{"a second past the end is fine", sampledFrom(ts(0), 4, ts(9)), true, true, 0, " w4", false},
+		{"loop, nothing to redo", loopModel, false, false, 0, "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := &shortAudio{fakeAudio: fakeAudio{frames: 800}, short: c.short, padded: good, full: c.full}
+			o := transcribeOpts()
+			o.Timestamps = c.timestamps
+			tr, err := Transcribe(context.Background(), a, fakeVocab{}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.retries != c.retries || tr.Segments[0].PaddedRetry != (c.retries > 0) {
+				t.Errorf("retried %d times (segment says %v), want %d", a.retries, tr.Segments[0].PaddedRetry, c.retries)
+			}
+			if c.text != "" && tr.Text != c.text {
+				t.Errorf("text %q, want %q", tr.Text, c.text)
+			}
+			if got := tr.Segments[0].Temperature > 0; got != c.temperature {
+				t.Errorf("temperature %v", tr.Segments[0].Temperature)
+			}
+		})
+	}
+}
