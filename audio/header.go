@@ -15,9 +15,17 @@ const (
 	tagExtensible = 0xFFFE
 )
 
-// unknownSize is the data-chunk length that streaming writers (ffmpeg,
-// this package) put in a header they cannot go back and patch.
+// unknownSize is the data-chunk length that ffmpeg puts in a header it
+// cannot go back and patch.
 const unknownSize = 0xFFFFFFFF
+
+// streamSize is the data-chunk length that sox puts in a header it cannot
+// patch (its MS_UNSPEC), and so does this package's Writer: sox and soxi
+// read it as "length unknown" (soxi shows no duration, where 0xFFFFFFFF
+// shows 24 h and sox warns of a premature end), while ffmpeg and Python's
+// wave module read either to the end of the input. Readers here take
+// both as unknown.
+const streamSize = 0x7FFFF000
 
 // maxFmtChunk bounds the fmt chunk: real ones are 16, 18 or 40 bytes.
 const maxFmtChunk = 4096
@@ -117,7 +125,7 @@ func parseWAVHeader(r io.Reader) (wavInfo, error) {
 				return wavInfo{}, fmt.Errorf("audio: %w: data chunk at byte %d comes before the fmt chunk", ErrBadHeader, offset-8)
 			}
 			info.dataBytes = int64(size)
-			if size == unknownSize {
+			if size == unknownSize || size == streamSize {
 				info.dataBytes = -1
 			}
 			return info, nil
@@ -235,7 +243,7 @@ func parseFmt(b []byte) (Format, error) {
 // wavHeader returns a canonical header for f: RIFF, a fmt chunk (16 bytes
 // for PCM; 18 plus a fact chunk for float, as the spec asks of non-PCM
 // formats) and the data chunk header. dataBytes is written as given, so
-// unknownSize marks a stream of unknown length.
+// streamSize (or unknownSize) marks a stream of unknown length.
 func wavHeader(f Format, dataBytes uint32) []byte {
 	float := f.Encoding == Float32
 	fmtSize := uint32(16)
@@ -270,7 +278,7 @@ func wavHeader(f Format, dataBytes uint32) []byte {
 		h = append(h, "fact"...)
 		h = le.AppendUint32(h, 4)
 		frames := uint32(unknownSize)
-		if dataBytes != unknownSize {
+		if dataBytes != unknownSize && dataBytes != streamSize {
 			frames = dataBytes / uint32(f.BlockAlign())
 		}
 		h = le.AppendUint32(h, frames)

@@ -9,13 +9,14 @@ import (
 	"os"
 )
 
-// Writer streams samples into a WAV container. Sizes in the header are
-// written as "unknown" (0xFFFFFFFF, as ffmpeg does on a pipe) and patched by
-// Close when the destination can seek, so the same Writer serves files and
-// stdout. A stream that simply stops (the writer is never closed, or is
-// closed on a pipe) is still a valid WAV: readers take "unknown" as "until
-// the end of input", and every Write leaves whole frames. A Writer is not
-// safe for concurrent use.
+// Writer streams samples into a WAV container, or as bare PCM
+// (NewRawWriter). Sizes in a WAV header are written as "unknown"
+// (0x7FFFF000 bytes of data, as sox does on a pipe; see streamSize) and
+// patched by Close when the destination can seek, so the same Writer
+// serves files and stdout. A stream that simply stops (the writer is
+// never closed, or is closed on a pipe) is still a valid WAV: readers take
+// "unknown" as "until the end of input", and every Write leaves whole
+// frames. A Writer is not safe for concurrent use.
 type Writer struct {
 	w        io.Writer
 	format   Format
@@ -26,16 +27,29 @@ type Writer struct {
 	closed   bool
 	ownSize  bool // header already holds the exact size (WriteWAV)
 	seekable bool // w seeks (an *os.File on a pipe has Seek, which fails)
+	raw      bool // no container: samples only
 }
 
 // NewWAVWriter writes a WAV header for format f to w and returns a Writer
 // for its samples. f.Encoding may be any Encoding; Int16 and Float32 are the
 // usual choices.
 func NewWAVWriter(w io.Writer, f Format) (*Writer, error) {
-	return newWAVWriter(w, f, unknownSize)
+	return newWAVWriter(w, f, streamSize, false)
 }
 
-func newWAVWriter(w io.Writer, f Format, dataBytes uint32) (*Writer, error) {
+// NewRawWriter returns a Writer of bare interleaved samples in format f,
+// no header (raw PCM, as piper's --output-raw writes: s16le for Int16);
+// its Close writes nothing.
+func NewRawWriter(w io.Writer, f Format) (*Writer, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("audio: raw writer: %w", err)
+	}
+	return &Writer{w: w, format: f, raw: true}, nil
+}
+
+// newWAVWriter writes a header declaring dataBytes of samples: their exact
+// size when known, else streamSize (patched by Close where w seeks).
+func newWAVWriter(w io.Writer, f Format, dataBytes uint32, known bool) (*Writer, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("audio: WAV writer: %w", err)
 	}
@@ -48,7 +62,7 @@ func newWAVWriter(w io.Writer, f Format, dataBytes uint32) (*Writer, error) {
 	if _, err := w.Write(h); err != nil {
 		return nil, fmt.Errorf("audio: writing WAV header: %w", err)
 	}
-	return &Writer{w: w, format: f, hdrLen: int64(len(h)), ownSize: dataBytes != unknownSize, seekable: seekable}, nil
+	return &Writer{w: w, format: f, hdrLen: int64(len(h)), ownSize: known, seekable: seekable}, nil
 }
 
 // Write appends interleaved samples (len(samples) must be a multiple of the
@@ -61,7 +75,7 @@ func (w *Writer) Write(samples []float32) error {
 		return w.err
 	}
 	if w.closed {
-		return errors.New("audio: write to a closed WAV writer")
+		return errors.New("audio: write to a closed writer")
 	}
 	if len(samples)%w.format.Channels != 0 {
 		return fmt.Errorf("audio: %w: %d samples is not a whole number of %d-channel frames", ErrBadFormat, len(samples), w.format.Channels)
@@ -77,7 +91,7 @@ func (w *Writer) Write(samples []float32) error {
 		samples = samples[len(part):]
 		w.buf = encode(w.buf[:0], part, w.format.Encoding)
 		if _, err := w.w.Write(w.buf); err != nil {
-			w.err = fmt.Errorf("audio: writing WAV samples: %w", err)
+			w.err = fmt.Errorf("audio: writing samples: %w", err)
 			return w.err
 		}
 		w.n += int64(len(w.buf))
@@ -93,7 +107,7 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	w.closed = true
-	if w.err != nil {
+	if w.err != nil || w.raw {
 		return w.err
 	}
 	if w.ownSize {
@@ -186,7 +200,7 @@ func WriteWAV(w io.Writer, c Clip, enc Encoding) error {
 			return fmt.Errorf("audio: %w: sample %d is %v", ErrNotFinite, i, s)
 		}
 	}
-	ww, err := newWAVWriter(w, f, uint32(size))
+	ww, err := newWAVWriter(w, f, uint32(size), true)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package audio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -206,6 +207,79 @@ func TestWriterOnOSPipe(t *testing.T) {
 	c, err := ReadWAV(bytes.NewReader(<-got))
 	if err != nil || len(c.Samples) != len(x) {
 		t.Fatalf("read back %d samples, %v; want %d", len(c.Samples), err, len(x))
+	}
+}
+
+// TestStreamHeader: a WAV streamed where it cannot be patched declares
+// sox's "unspecified" sizes (data 0x7FFFF000, RIFF 36 more), which sox and
+// soxi read as unknown; this package's reader takes those and ffmpeg's
+// 0xFFFFFFFF as unknown, reading to the end.
+func TestStreamHeader(t *testing.T) {
+	x := []float32{0, 0.25, -0.5, 0.75, -1}
+	var pipe bytes.Buffer
+	w, err := NewWAVWriter(struct{ io.Writer }{&pipe}, S16Mono(24000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(x); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := pipe.Bytes()
+	le := binary.LittleEndian
+	if riff, data := le.Uint32(b[4:]), le.Uint32(b[40:]); riff != 0x7FFFF024 || data != 0x7FFFF000 {
+		t.Fatalf("RIFF size %#x, data size %#x; want sox's 0x7ffff024, 0x7ffff000", riff, data)
+	}
+	for _, c := range []struct {
+		name       string
+		riff, data uint32
+	}{{"sox's unspecified", 0x7FFFF024, 0x7FFFF000}, {"ffmpeg's unknown", 0xFFFFFFFF, 0xFFFFFFFF}} {
+		h := bytes.Clone(b)
+		le.PutUint32(h[4:], c.riff)
+		le.PutUint32(h[40:], c.data)
+		rd, err := NewWAVReader(bytes.NewReader(h))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := rd.ReadAll()
+		if rd.Frames() != -1 || err != nil || len(got.Samples) != len(x) {
+			t.Errorf("%s: Frames() %d, read %d samples, %v; want unknown, %d", c.name, rd.Frames(), len(got.Samples), err, len(x))
+		}
+	}
+}
+
+// TestRawWriter: raw output is the samples alone, little-endian, the same
+// bytes a WAV holds after its header.
+func TestRawWriter(t *testing.T) {
+	x := []float32{0, 0.25, -0.5, 0.75, -1, 1}
+	var raw, wav bytes.Buffer
+	w, err := NewRawWriter(&raw, S16Mono(24000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(x[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(x[2:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteWAV(&wav, Clip{Samples: x, SampleRate: 24000}, Int16); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(raw.Bytes(), wav.Bytes()[44:]) {
+		t.Errorf("raw % x, want the WAV's data % x", raw.Bytes(), wav.Bytes()[44:])
+	}
+	c, err := ReadRaw(bytes.NewReader(raw.Bytes()), S16Mono(24000))
+	if err != nil || len(c.Samples) != len(x) {
+		t.Errorf("ReadRaw: %d samples, %v", len(c.Samples), err)
+	}
+	if _, err := NewRawWriter(&raw, Format{SampleRate: 0, Channels: 1, Encoding: Int16}); err == nil {
+		t.Error("NewRawWriter accepted a 0 Hz format")
 	}
 }
 
