@@ -40,11 +40,11 @@ type outcome struct {
 
 // loadMix sends total requests from clients goroutines to base, kind i%4
 // for the i-th, and returns every outcome. progress, if set, is called
-// with the number finished after each request.
-func loadMix(t *testing.T, base string, clients, total int, jfk []byte, progress func(int)) ([]outcome, time.Duration) {
+// with each outcome as it comes.
+func loadMix(t *testing.T, base string, clients, total int, jfk []byte, progress func(outcome)) ([]outcome, time.Duration) {
 	t.Helper()
 	hc := &http.Client{Timeout: 5 * time.Minute} // a hung request fails the run, bounded
-	var next, finished atomic.Int64
+	var next atomic.Int64
 	out := make([]outcome, total)
 	var wg sync.WaitGroup
 	t0 := time.Now()
@@ -58,8 +58,8 @@ func loadMix(t *testing.T, base string, clients, total int, jfk []byte, progress
 					return
 				}
 				out[i] = send(hc, base, kinds[i%len(kinds)], jfk)
-				if n := int(finished.Add(1)); progress != nil {
-					progress(n)
+				if progress != nil {
+					progress(out[i])
 				}
 			}
 		}()
