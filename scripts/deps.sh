@@ -6,12 +6,14 @@
 set -euo pipefail
 
 # Packages: OpenBLAS (fast SGEMM through purego), espeak-ng (G2P for Kokoro),
-# clang (compiles and runs the generated Metal kernels on Linux), and npm
-# (model artifacts ship as npm packages). NVRTC (libnvrtc11.2) is not here:
+# clang (compiles and runs the generated Metal kernels on Linux), npm
+# (model artifacts ship as npm packages; forge-server's test runs the
+# official openai client on nodejs), and nginx (forge-server's scale-out
+# test). NVRTC (libnvrtc11.2) is not here:
 # it is in Debian's non-free component, which is not ours to enable on a
 # user's machine; CI enables it, and without it the CUDA compile check
 # skips with a reason.
-pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data clang)
+pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data clang nginx)
 if [ "${FORGE_DEPS_EXTRA:-}" != "" ]; then
   # shellcheck disable=SC2206
   pkgs+=(${FORGE_DEPS_EXTRA})
@@ -33,6 +35,9 @@ fi
 
 if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
+fi
+if ! command -v node >/dev/null 2>&1; then
+  missing+=(nodejs)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
