@@ -1,25 +1,41 @@
-// Command listen turns speech into text: WAV → Silero VAD → Whisper.
+// Command listen turns speech into text: an audio file (WAV, FLAC or MP3,
+// told apart by content), raw PCM, stdin or the microphone → Silero VAD →
+// Whisper.
 //
-// Today it has one mode, --vad-only, which prints the speech segments the
-// VAD finds:
+//	listen FILE...                     the transcript, one line per utterance
+//	listen --format srt -o out.srt F   subtitles; -o's extension picks the format
+//	listen -o DIR/ F1 F2               each input to DIR/<name>.<format's extension>
+//	listen --words --format json F     JSON lines with word timings
+//	listen --vad-only [--json] FILE    the speech segments: "start end" in seconds
 //
-//	listen --vad-only FILE.wav          one line per segment: "start end" in seconds
-//	listen --vad-only --json FILE.wav   JSON lines: {"start":…,"end":…}
+// Formats (--format, or -o's extension): text (the default: a line per
+// utterance), json (JSON lines: a segment per line with start, end, text,
+// avg_logprob, no_speech_prob, language, and words with --words), srt,
+// vtt, tsv (whisper-cli's: start and end in milliseconds), verbose
+// ("[hh:mm:ss.mmm --> hh:mm:ss.mmm] text", whisper-cli's console lines)
+// and verbose_json (OpenAI's). Segments are written as soon as they are
+// final, so long files start printing at once. Several input files are
+// transcribed one after the other with the models loaded once: to stdout
+// in order, or with -o naming a folder each to a file of its own. An
+// output file is written beside its path and renamed over it at the end,
+// so a failed run leaves what was there.
 //
-// Segments are printed as soon as they are final (the audio is streamed
-// through the VAD stage), so long files start printing at once. Several
-// channels are mixed down; rates other than 16 and 8 kHz are resampled to
-// 16 kHz. Times are in seconds of the file.
+// Several channels are mixed down; rates other than 16 kHz are resampled.
+// Times are in seconds of the file. --threads N bounds the CPU threads
+// the models compute on (default: every core). --progress reports on
+// stderr how far a file is: on a terminal one line redrawn in place, to
+// a file or pipe a line at every tenth of the input (and none for an input
+// whose length is not known).
 //
 // --device cpu|cuda|metal|auto picks the compute backend every mode runs
 // its models on (default $FORGE_DEVICE, else auto); --mic picks the
 // microphone.
 //
-// A WAV file that ends before its header says (a copy cut short, a
-// recording whose writer died) is used as far as it goes: every mode
-// transcribes or segments the audio before the cut, warns on stderr where
-// the input ended, and exits with status 3, so that a script can tell a
-// partial result from a whole one.
+// A file that ends before its header says (a copy cut short, a recording
+// whose writer died) is used as far as it goes: every mode transcribes or
+// segments the audio before the cut, warns on stderr where the input
+// ended, and exits with status 3, so that a script can tell a partial
+// result from a whole one.
 //
 // Exit codes:
 //
@@ -27,17 +43,19 @@
 //	1    a failed run (bad input, missing model, ...)
 //	2    bad flags or arguments (an unknown or unavailable --device or
 //	     $FORGE_DEVICE among them)
-//	3    the input was truncated: what it held was printed, with a warning
+//	3    an input was truncated: what it held was written, with a warning
 //	130  stopped by SIGINT (Ctrl-C; also how a microphone session ends)
 //	143  stopped by SIGTERM
 //
 // After SIGINT or SIGTERM, listen stops at once: what was printed stays
-// printed, and the scorecard is not written. A second signal ends the
-// process without waiting for the pipeline to stop.
+// printed, an output file being written is left as it was, and the
+// scorecard is not written. A second signal ends the process without
+// waiting for the pipeline to stop.
 //
-// Structure, for the modes to come: every flag is defined in parseArgs
-// into one config; main only wires signals and exit codes; each mode is a
-// function of (ctx, config, stdout) in its own file.
+// Structure: every flag is defined in parseArgs into one config; main only
+// wires signals and exit codes; each mode (transcribe, --vad-only) is a
+// function of (ctx, config, stdout) in its own file, over the library
+// package speech/listen.
 package main
 
 import (
@@ -47,6 +65,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/tensorforge/forge/audio"
@@ -60,6 +79,7 @@ import (
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/scorecards"
 	"github.com/tensorforge/forge/speech/listen"
+	"github.com/tensorforge/forge/transcript"
 	"go.uber.org/zap"
 )
 
@@ -76,8 +96,17 @@ type config struct {
 	vadOnly bool
 	json    bool
 	vad     vad.Options
-	input   string // the WAV file ("-" for stdin, "" for the microphone)
+	inputs  []string // the input files ("-" for stdin); none: the microphone
+	input   string   // the input of the run in progress
 	log     *zap.Logger
+
+	// output
+	format    transcript.Format
+	formatSet bool   // --format (or --json) given: -o's extension does not choose
+	out       string // -o: a file, or a folder for one file per input; "": stdout
+	outDir    bool   // out names a folder
+	progress  bool   // progress on stderr
+	threads   int    // > 0: GOMAXPROCS, which sizes the CPU backend
 
 	// transcription
 	model     string
@@ -111,9 +140,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
+	var reported *reportedError
+	if errors.As(err, &reported) {
+		return exitUsage // the flag package has said why, with the usage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "listen: %v\n", err)
 		return exitUsage
+	}
+	if cfg.threads > 0 {
+		runtime.GOMAXPROCS(cfg.threads) // before any backend sizes its pool
 	}
 	defer cfg.log.Sync() //nolint:errcheck // stderr sync errors are not actionable
 	switch {
@@ -156,17 +192,37 @@ func (e *truncatedError) Error() string {
 
 func (e *truncatedError) Unwrap() error { return e.cause }
 
+// reportedError is a flag error the flag package has already printed, with
+// the usage; run exits without printing it again.
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return e.err.Error() }
+func (e *reportedError) Unwrap() error { return e.err }
+
 // parseArgs defines and parses every flag.
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	silero := vad.DefaultOptions()
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: listen [flags] [FILE.wav | -]\n       listen --vad-only [--json] [flags] FILE.wav\n\nWithout a file, listen transcribes the microphone (portaudio builds).\n\nflags:\n")
+		fmt.Fprintf(stderr, `usage: listen [flags] [FILE... | -]
+       listen --vad-only [--json] [flags] FILE
+
+Transcribes audio files (WAV, FLAC or MP3, by content), stdin (-), or
+without a file the microphone (portaudio builds).
+
+flags:
+`)
 		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nThe --vad-* defaults above are transcription's; --vad-only keeps Silero's own\n(pad %v, min silence %v, no max speech) unless given.\n", silero.SpeechPad, silero.MinSilence)
 	}
-	cfg := &config{vad: vad.DefaultOptions()}
+	cfg := &config{vad: listen.DefaultVAD()}
 	fs.BoolVar(&cfg.vadOnly, "vad-only", false, "print the speech segments (seconds) instead of transcribing")
-	fs.BoolVar(&cfg.json, "json", false, `print JSON lines: segments {"start","end","text","avg_logprob","no_speech_prob"} (with --vad-only {"start","end"})`)
+	format := fs.String("format", "", "output `format`: text, json, srt, vtt, tsv, verbose or verbose_json (default: from -o's extension, else text)")
+	fs.StringVar(&cfg.out, "o", "", "write the transcript to `FILE` (its extension picks the format) or, for a folder (existing, or ending in /), one file per input in it")
+	fs.BoolVar(&cfg.json, "json", false, `same as --format json (with --vad-only: {"start","end"} lines)`)
+	fs.IntVar(&cfg.threads, "threads", 0, "CPU threads to compute on (0: every core)")
+	fs.BoolVar(&cfg.progress, "progress", false, "report progress through each file on stderr (a line redrawn on a terminal, a line per tenth otherwise)")
 	fs.StringVar(&cfg.model, "model", "tiny", "Whisper model: "+strings.Join(whisper.Models(), " or "))
 	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations), int8 (the ONNX int8 arithmetic), or on a GPU f16 / bf16 (matrix products in half precision, accumulated in f32)")
 	fs.StringVar(&cfg.language, "language", "auto", `spoken language: a code (en, de, ...), a name, or "auto" to detect it on the first utterance`)
@@ -184,15 +240,24 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.vad.MinSpeech, "vad-min-speech", cfg.vad.MinSpeech, "drop segments shorter than this")
 	fs.DurationVar(&cfg.vad.MinSilence, "vad-min-silence", cfg.vad.MinSilence, "silence that ends a segment")
 	fs.DurationVar(&cfg.vad.SpeechPad, "vad-pad", cfg.vad.SpeechPad, "padding on each side of a segment")
-	fs.DurationVar(&cfg.vad.MaxSpeech, "vad-max-speech", 0, "split segments longer than this (0: no limit)")
+	fs.DurationVar(&cfg.vad.MaxSpeech, "vad-max-speech", cfg.vad.MaxSpeech, "split segments longer than this (0: no limit)")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &reportedError{err}
 	}
-	if fs.NArg() > 1 || fs.NArg() == 0 && (cfg.vadOnly || cfg.rawRate > 0) {
+	if cfg.vadOnly {
+		vadOnlyDefaults(fs, &cfg.vad, silero)
+	}
+	if cfg.vadOnly && fs.NArg() != 1 || fs.NArg() == 0 && cfg.rawRate > 0 {
 		fs.Usage()
 		return nil, fmt.Errorf("want exactly one input file, got %d arguments", fs.NArg())
 	}
-	cfg.input = fs.Arg(0)
+	cfg.inputs = fs.Args()
+	if err := outputArgs(cfg, *format); err != nil {
+		return nil, err
+	}
 	if err := cfg.vad.Validate(); err != nil {
 		return nil, err
 	}
@@ -221,30 +286,69 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("--raw-rate %d: %w (want %d..%d Hz)", cfg.rawRate, audio.ErrSampleRate, audio.MinSampleRate, audio.MaxSampleRate)
 	case cfg.language == "":
 		return nil, fmt.Errorf("--language is empty (want a code such as en, or auto)")
+	case cfg.threads < 0:
+		return nil, fmt.Errorf("--threads %d: want 0 (every core) or more", cfg.threads)
 	}
 	cfg.scorecard = *sc
-	if !cfg.vadOnly {
-		transcriptionVAD(fs, &cfg.vad)
-	}
 	cfg.log = logging.Must(stderr, *logLevel)
 	return cfg, nil
 }
 
-// transcriptionVAD changes the VAD defaults that --vad-only keeps at
-// Silero's own (its segments are compared with the reference tool) to
-// speech/listen's DefaultVAD, which suits Whisper, for the flags the user
-// did not give.
-func transcriptionVAD(fs *flag.FlagSet, o *vad.Options) {
+// vadOnlyDefaults puts back Silero's own defaults (vad.DefaultOptions,
+// what the reference tool's segments are compared with) for --vad-only,
+// for the VAD flags the user did not give: the flags' defaults are
+// transcription's (listen.DefaultVAD), which suit Whisper.
+func vadOnlyDefaults(fs *flag.FlagSet, o *vad.Options, silero vad.Options) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	def := listen.DefaultVAD()
 	if !set["vad-pad"] {
-		o.SpeechPad = def.SpeechPad
+		o.SpeechPad = silero.SpeechPad
 	}
 	if !set["vad-min-silence"] {
-		o.MinSilence = def.MinSilence
+		o.MinSilence = silero.MinSilence
 	}
 	if !set["vad-max-speech"] {
-		o.MaxSpeech = def.MaxSpeech
+		o.MaxSpeech = silero.MaxSpeech
 	}
+}
+
+// outputArgs settles the output format and destination from --format,
+// --json and -o.
+func outputArgs(cfg *config, format string) error {
+	cfg.format, cfg.formatSet = transcript.Text, format != "" || cfg.json
+	if cfg.json {
+		cfg.format = transcript.JSON
+	}
+	if format != "" {
+		f, err := transcript.ParseFormat(format)
+		if err != nil {
+			return fmt.Errorf("--format: %w", err)
+		}
+		if cfg.json && f != transcript.JSON {
+			return fmt.Errorf("--json and --format %s disagree", f)
+		}
+		cfg.format = f
+	}
+	if cfg.out == "" || cfg.out == "-" {
+		cfg.out = ""
+		return nil
+	}
+	if cfg.vadOnly {
+		return fmt.Errorf("-o: --vad-only prints to stdout")
+	}
+	if fi, err := os.Stat(cfg.out); err == nil && fi.IsDir() || strings.HasSuffix(cfg.out, string(os.PathSeparator)) {
+		cfg.outDir = true
+		return nil
+	}
+	if len(cfg.inputs) > 1 {
+		return fmt.Errorf("-o %s: %d inputs need a folder to write one file each into", cfg.out, len(cfg.inputs))
+	}
+	if !cfg.formatSet {
+		f, err := transcript.FormatForPath(cfg.out)
+		if err != nil {
+			return fmt.Errorf("-o: %w; or give --format", err)
+		}
+		cfg.format = f
+	}
+	return nil
 }

@@ -202,7 +202,7 @@ func TestVADOnlyBadInput(t *testing.T) {
 		}, exitError, "empty audio"},
 		{"not a WAV", func(t *testing.T) []string {
 			return []string{"--vad-only", writeTemp(t, "x.wav", []byte("hello, this is not audio at all"))}
-		}, exitError, "not a RIFF/WAVE file"},
+		}, exitError, "unrecognised audio format: starts with bytes"},
 		{"truncated", func(t *testing.T) []string {
 			b := wavBytes(16000, 1, make([]int16, 16000))
 			return []string{"--vad-only", writeTemp(t, "cut.wav", b[:30])}

@@ -81,13 +81,15 @@ func TestTranscribeJSONAndScorecard(t *testing.T) {
 			Tokens       []int32
 			AvgLogProb   *float64 `json:"avg_logprob"`
 			NoSpeechProb *float64 `json:"no_speech_prob"`
+			Language     string
 		}
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&seg); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
-		if seg.Start < last || seg.End <= seg.Start || seg.End > 11.1 || len(seg.Tokens) == 0 || seg.AvgLogProb == nil || seg.NoSpeechProb == nil {
+		if seg.Start < last || seg.End <= seg.Start || seg.End > 11.1 || len(seg.Tokens) == 0 || seg.AvgLogProb == nil || seg.NoSpeechProb == nil ||
+			seg.Language != "en" || seg.Text != strings.TrimSpace(seg.Text) {
 			t.Errorf("segment %+v (after %v)", seg, last)
 		}
 		last = seg.End
@@ -188,7 +190,7 @@ func TestTranscribeBadInput(t *testing.T) {
 	}{
 		{"not audio", func(t *testing.T) []string {
 			return []string{writeTemp(t, "x.wav", []byte("hello, this is not audio at all"))}
-		}, exitError, "not a RIFF/WAVE file"},
+		}, exitError, "unrecognised audio format: starts with bytes"},
 		{"empty audio", func(t *testing.T) []string {
 			return []string{writeTemp(t, "empty.wav", wavBytes(16000, 1, nil))}
 		}, exitError, "empty audio"},
@@ -198,7 +200,7 @@ func TestTranscribeBadInput(t *testing.T) {
 		{"unknown precision", func(*testing.T) []string { return []string{"--precision", "f8", jfk} }, exitUsage, "unknown precision"},
 		{"half precision on the cpu", func(*testing.T) []string { return []string{"--device", "cpu", "--precision", "f16", jfk} }, exitUsage, "half-precision products run on a GPU"},
 		{"negative beam", func(*testing.T) []string { return []string{"--beam", "-1", jfk} }, exitUsage, "--beam -1"},
-		{"two files", func(*testing.T) []string { return []string{jfk, jfk} }, exitUsage, "want exactly one input file"},
+		{"two files into one -o file", func(t *testing.T) []string { return []string{"-o", filepath.Join(t.TempDir(), "x.txt"), jfk, jfk} }, exitUsage, "need a folder"},
 		// Without the portaudio tag there is no microphone; with it, the
 		// test machine has none either.
 		{"no microphone", func(*testing.T) []string { return nil }, exitError, "microphone"},

@@ -14,6 +14,7 @@ import (
 // runVADOnly streams the input through the VAD and prints each speech
 // segment as it closes.
 func runVADOnly(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer) error {
+	cfg.input = cfg.inputs[0]
 	in, err := openInput(ctx, cfg, stdin)
 	if err != nil {
 		return err
