@@ -123,6 +123,10 @@ type config struct {
 	mic       string // microphone selection
 	scorecard string
 	backend   string // resolved --device: a registered backend that runs here
+
+	// span is how much of each window Whisper encodes (--padded-window:
+	// FullWindow, else RealLength).
+	span whisper.EncodeLength
 }
 
 func main() {
@@ -230,6 +234,7 @@ flags:
 	fs.BoolVar(&cfg.translate, "translate", false, "translate into English instead of transcribing")
 	fs.BoolVar(&cfg.tokens, "tokens", false, "with --json, include each segment's token ids")
 	fs.BoolVar(&cfg.noVAD, "no-vad", false, "transcribe the whole input as one recording (30-s windows) instead of the VAD's utterances")
+	padded := fs.Bool("padded-window", false, "encode every window as 30 s, as Whisper was trained (slower on short utterances; by default the encoder runs on each window's audio, rounded up to a second)")
 	fs.IntVar(&cfg.rawRate, "raw-rate", 0, "the input is headerless s16le mono PCM at this sample rate (Hz)")
 	fs.StringVar(&cfg.mic, "mic", "", "microphone: index, name or part of a name (default: the system's)")
 	device := backendflag.Flag(fs)
@@ -290,6 +295,9 @@ flags:
 		return nil, fmt.Errorf("--threads %d: want 0 (every core) or more", cfg.threads)
 	}
 	cfg.scorecard = *sc
+	if *padded {
+		cfg.span = whisper.FullWindow
+	}
 	cfg.log = logging.Must(stderr, *logLevel)
 	return cfg, nil
 }

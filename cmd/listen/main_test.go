@@ -17,6 +17,7 @@ import (
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
+	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/weights"
 )
 
@@ -278,6 +279,23 @@ func TestDeviceFlag(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and a message containing %q", code, out, errs, exitUsage, c.msg)
 			}
 		})
+	}
+}
+
+// TestPaddedWindowFlag: --padded-window makes Whisper encode 30-s
+// windows; without it, the real length.
+func TestPaddedWindowFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want whisper.EncodeLength
+	}{
+		{[]string{"--device", "cpu", "x.wav"}, whisper.RealLength},
+		{[]string{"--device", "cpu", "--padded-window", "x.wav"}, whisper.FullWindow},
+	} {
+		cfg, err := parseArgs(c.args, &bytes.Buffer{})
+		if err != nil || cfg.span != c.want {
+			t.Errorf("parseArgs(%q) = %+v, %v; want encode length %v", c.args, cfg, err, c.want)
+		}
 	}
 }
 

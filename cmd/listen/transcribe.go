@@ -44,7 +44,7 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 	announceFetch(stderr, cfg)
 	t, err := listen.New(ctx, listen.Config{
 		Model: cfg.model, Precision: cfg.precision, Device: cfg.backend, Products: cfg.products,
-		NoVAD: cfg.noVAD, Logger: logging.Slog(cfg.log),
+		NoVAD: cfg.noVAD, EncodeLength: cfg.span, Logger: logging.Slog(cfg.log),
 	})
 	if err != nil {
 		return err

@@ -81,6 +81,10 @@ type Config struct {
 	Engine *graph.Engine
 	// NoVAD skips loading the VAD: every run is then Options.NoVAD.
 	NoVAD bool
+	// EncodeLength is how much of each window Whisper's encoder runs on:
+	// whisper.RealLength (the default: the audio, rounded up to a second)
+	// or whisper.FullWindow (30 s, as Whisper was trained).
+	EncodeLength whisper.EncodeLength
 	// Logger receives the few events worth a line (resampling, the
 	// language detected, stage failures at debug level); nil discards.
 	Logger *slog.Logger
@@ -112,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Transcriber, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := whisper.Open(ctx, eng, name, cfg.Precision)
+	m, err := whisper.Open(ctx, eng, name, cfg.Precision, whisper.WithEncodeLength(cfg.EncodeLength))
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
