@@ -2,6 +2,7 @@
 //
 //	say [flags] TEXT...        speak the arguments
 //	echo TEXT | say [flags]    speak standard input (streamed: long input is fine)
+//	say -f FILE [flags]        speak a file ("-": standard input)
 //
 // Text runs through speech/say's pipeline of goroutine stages: the front-end (text →
 // sentence chunks → phonemes → ids), Kokoro (ids → 24 kHz audio, one chunk
@@ -11,19 +12,32 @@
 //
 // Flags:
 //
-//	-o FILE.wav        write a WAV file (16-bit PCM) instead of playing; "-" for stdout
+//	-o FILE            write the audio (16-bit PCM) instead of playing; "-" for stdout
+//	--format wav|raw   WAV (default) or raw s16le mono PCM at --rate, as piper's
+//	                   --output-raw; without -o, to stdout
+//	-f, --input-file F read the text from F ("-": stdin), as standard input is
+//	                   read: a line break or a sentence end ends an utterance
+//	--ipa              print the phonemes, a line per chunk, instead of speaking
 //	--rate HZ          output sample rate (default 24000, Kokoro's own)
 //	--voice SPEC       a voice (af_heart) or a weighted mix (af_heart,am_michael:0.5)
 //	--speed X          speaking rate (1 = normal)
-//	--lang en-us|en-gb phonemiser language (default: the voice's)
+//	--lang CODE        phonemiser language, an espeak-ng code: en-us, en-gb (en),
+//	                   es, fr (fr-fr), hi, it, pt-br (default: the voice's)
 //	--int8             use the int8 (dynamically quantized) artifact
 //	--fp32             every layer in float32 (default: the decoder in bfloat16 on CPUs with AMX)
 //	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
 //	--device NAME      compute backend: cpu, cuda, metal or auto (default $FORGE_DEVICE, else auto)
-//	--list-voices      print the voice names and exit
+//	--list-voices      print the voices, their language and gender, and exit
 //	--first N          stream the first sentence in two pieces, the first within about N phoneme tokens (0: whole)
 //	--max-tokens N     longest chunk in phoneme tokens (default 200, at most 510)
 //	--log LEVEL        debug, info, warn, error or off (default $FORGE_LOG, else warn)
+//
+// Languages: Kokoro-82M v1.0's American and British English (kokoro-js's
+// front-end), Spanish, French, Hindi, Italian and Brazilian Portuguese
+// (misaki's espeak-ng front-end, as Kokoro's own pipeline), each through
+// espeak-ng. Kokoro's Japanese and Mandarin voices are not listed: they
+// need G2Ps of their own (pyopenjtalk; pypinyin and jieba) with no
+// maintained Go or espeak-ng equivalent.
 //
 // A word too long for one chunk (a commit hash, a 30-digit number, a
 // chemical name) is cut into pieces, hex and digit strings read out in
@@ -43,9 +57,11 @@
 // stopped by a signal removes the temporary file and leaves FILE.wav as it
 // was (or absent). A FILE.wav that is not a regular file (a FIFO,
 // /dev/stdout on a pipe), and "-", are streamed to in place, with the
-// WAV's sizes marked unknown (0xFFFFFFFF, as ffmpeg writes to a pipe,
-// which readers take as "to the end of the stream"): a stream stopped
-// early is still a valid WAV of whole samples, just shorter.
+// WAV's sizes marked unknown (0x7FFFF000 bytes, as sox writes to a pipe:
+// soxi shows no duration, sox, ffmpeg and Python's wave read to the end
+// of the stream; a seekable output gets its exact sizes at the end): a
+// stream stopped early is still a valid WAV of whole samples, just
+// shorter.
 //
 // Exit codes:
 //

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/tensorforge/forge/internal/backendflag"
 	"github.com/tensorforge/forge/internal/ctxio"
@@ -80,6 +82,9 @@ type options struct {
 	first      int
 	maxTokens  int
 	logLevel   string // --log: warnings (text left out) reach stderr by default
+	format     string // --format: "wav" or "raw"; "" when not given
+	inputFile  string // -f / --input-file: read the text from this file ("-": stdin)
+	ipa        bool   // --ipa: print phonemes instead of speaking
 	text       []string
 }
 
@@ -87,15 +92,19 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("say", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.out, "o", "", "write the speech to `FILE.wav` instead of playing it (\"-\": standard output); the file appears only when complete")
+	fs.StringVar(&o.out, "o", "", "write the speech to `FILE` instead of playing it (\"-\": standard output); the file appears only when complete")
+	fs.StringVar(&o.format, "format", "", "output format `wav|raw` (raw: 16-bit little-endian mono PCM at --rate, no header); without -o, written to standard output (default wav)")
+	fs.StringVar(&o.inputFile, "f", "", "read the text from `FILE` (\"-\": standard input): a line break or a sentence end ends an utterance")
+	fs.StringVar(&o.inputFile, "input-file", "", "same as -f `FILE`")
+	fs.BoolVar(&o.ipa, "ipa", false, "print the phonemes Kokoro reads (espeak-ng IPA as rewritten for Kokoro), a line per chunk, instead of speaking")
 	fs.IntVar(&o.rate, "rate", kokoro.SampleRate, "output sample rate in `Hz` (resampled from 24000)")
 	fs.StringVar(&o.voice, "voice", "af_heart", "voice `NAME`, or a mix NAME[:weight],NAME[:weight]...")
 	fs.Float64Var(&o.speed, "speed", 1, "speaking rate (1 is normal, 2 twice as fast)")
-	fs.StringVar(&o.lang, "lang", "", "phonemiser language `en-us|en-gb` (default: the voice's)")
+	fs.StringVar(&o.lang, "lang", "", "phonemiser `language`, an espeak-ng code: en-us, en-gb (en), es, fr (fr-fr), hi, it, pt-br (default: the voice's)")
 	fs.BoolVar(&o.int8, "int8", false, "use the int8 dynamically quantized model")
 	fs.BoolVar(&o.fp32, "fp32", false, "run every layer in float32 (by default the decoder uses bfloat16 on CPUs with AMX)")
 	sc := scorecards.Flag(fs)
-	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices and exit")
+	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices with their language and gender, and exit")
 	fs.IntVar(&o.maxTokens, "max-tokens", say.DefaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")
 	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "stream the first sentence in two pieces, the first within about `N` phoneme tokens, so audio starts sooner (0: whole)")
 	device := backendflag.Flag(fs)
@@ -114,6 +123,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.scorecard = *sc
 	o.logLevel = *logLevel
 	o.text = fs.Args()
+	switch o.format {
+	case "", "wav", "raw":
+	default:
+		return nil, badArgs("--format %q: want wav or raw", o.format)
+	}
+	if o.format != "" && o.out == "" {
+		o.out = "-"
+	}
+	if o.inputFile != "" && len(o.text) > 0 {
+		return nil, badArgs("text given both as arguments and with -f %s", o.inputFile)
+	}
 	if o.rate < audio.MinSampleRate || o.rate > audio.MaxSampleRate {
 		return nil, badArgs("--rate %d: want a sample rate of %d to %d Hz", o.rate, audio.MinSampleRate, audio.MaxSampleRate)
 	}
@@ -144,14 +164,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("nothing to say: %w", say.ErrNoSpeech)
 	}
 	if o.listVoices {
-		names, err := say.ListVoices(ctx)
+		return listVoices(ctx, stdout)
+	}
+	text := say.Reader(ctxio.Reader(ctx, stdin)) // a signal must not wait for text that may never come
+	switch {
+	case len(o.text) > 0:
+		text = say.String(strings.Join(o.text, " "))
+	case o.inputFile != "" && o.inputFile != "-":
+		f, err := os.Open(o.inputFile)
 		if err != nil {
 			return err
 		}
-		for _, n := range names {
-			fmt.Fprintln(stdout, n)
+		defer f.Close()
+		text = say.Reader(f)
+	}
+	opts := say.Options{Voice: o.voice, Speed: o.speed, Lang: o.lang, Rate: o.rate, MaxTokens: o.maxTokens}
+	if o.ipa {
+		err := say.Phonemize(ctx, text, opts, func(_, ph string) error {
+			_, err := fmt.Fprintln(stdout, ph)
+			return err
+		})
+		if errors.Is(err, say.ErrNoSpeech) {
+			return fmt.Errorf("nothing to say: %w", err)
 		}
-		return nil
+		return err
 	}
 	var sink func(pcm []float32) error
 	if o.out == "" {
@@ -175,10 +211,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer synth.Close()
 
-	text := say.Reader(ctxio.Reader(ctx, stdin)) // a signal must not wait for text that may never come
-	if len(o.text) > 0 {
-		text = say.String(strings.Join(o.text, " "))
-	}
 	if o.out != "" {
 		// The output is created with the first audio, so that a run that
 		// fails before it (an unknown voice) writes nothing, not even a
@@ -187,7 +219,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		sink = func(pcm []float32) error {
 			if ws == nil {
 				var werr error
-				if ws, werr = newWAVSink(o.out, stdout, o.rate); werr != nil {
+				if ws, werr = newWAVSink(o.out, stdout, o.rate, o.format == "raw"); werr != nil {
 					return werr
 				}
 			}
@@ -203,9 +235,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if first == 0 {
 		first = -1 // --first 0: never cut
 	}
-	res, err := synth.Synthesize(ctx, text, say.Options{
-		Voice: o.voice, Speed: o.speed, Lang: o.lang, Rate: o.rate, MaxTokens: o.maxTokens, FirstTokens: first,
-	}, func(a say.Audio) error { return sink(a.Samples) })
+	opts.FirstTokens = first
+	res, err := synth.Synthesize(ctx, text, opts, func(a say.Audio) error { return sink(a.Samples) })
 	if err != nil {
 		if errors.Is(err, say.ErrNoSpeech) {
 			return fmt.Errorf("nothing to say: %w", err)
@@ -231,14 +262,34 @@ func deref(p *float64) float64 {
 // sinkFunc plays one block of output samples at the output rate.
 type sinkFunc func(ctx context.Context, pcm []float32) error
 
-// wavSink streams 16-bit PCM into the -o output as chunks arrive: a file
-// that appears only when the run succeeds, or standard output for "-".
+// listVoices prints the voices say speaks, with their language and
+// gender, and a footer naming the ones left out and why.
+func listVoices(ctx context.Context, stdout io.Writer) error {
+	voices, err := say.ListVoices(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VOICE\tLANG\tLANGUAGE\tGENDER")
+	for _, v := range voices {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Lang, v.Language, v.Gender)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "\n%s\n", say.Unlisted())
+	return err
+}
+
+// wavSink streams 16-bit PCM into the -o output as chunks arrive (a WAV,
+// or raw samples): a file that appears only when the run succeeds, or
+// standard output for "-".
 type wavSink struct {
 	out *outfile.File // nil for standard output
 	w   *audio.Writer
 }
 
-func newWAVSink(path string, stdout io.Writer, rate int) (*wavSink, error) {
+func newWAVSink(path string, stdout io.Writer, rate int, raw bool) (*wavSink, error) {
 	s := &wavSink{}
 	dst := stdout
 	if path != "-" {
@@ -248,7 +299,11 @@ func newWAVSink(path string, stdout io.Writer, rate int) (*wavSink, error) {
 		}
 		s.out, dst = f, f
 	}
-	w, err := audio.NewWAVWriter(dst, audio.S16Mono(rate))
+	newWriter := audio.NewWAVWriter
+	if raw {
+		newWriter = audio.NewRawWriter
+	}
+	w, err := newWriter(dst, audio.S16Mono(rate))
 	if err != nil {
 		if s.out != nil {
 			s.out.Abort()

@@ -175,7 +175,7 @@ func TestSayErrors(t *testing.T) {
 	}{
 		{"unknown voice", []string{"--voice", "xx_nobody", "-o", os.DevNull, "hi"}, "", "unknown voice"},
 		{"bad mix", []string{"--voice", "af_heart:-1", "-o", os.DevNull, "hi"}, "", "bad voice"},
-		{"bad lang", []string{"--lang", "fr", "-o", os.DevNull, "hi"}, "", "unsupported language"},
+		{"bad lang", []string{"--lang", "ja", "-o", os.DevNull, "hi"}, "", "unsupported language"},
 		{"empty stdin", []string{"-o", os.DevNull}, "", "nothing to say"},
 		{"invalid utf-8", []string{"-o", os.DevNull}, "\xff\xfe", "UTF-8"},
 	} {

@@ -126,7 +126,7 @@ func TestSynthesizeErrors(t *testing.T) {
 	}{
 		{name: "unknown voice", o: Options{Voice: "xx_nobody"}, want: ErrUnknownVoice},
 		{name: "bad mix", o: Options{Voice: "af_heart:-1"}, want: ErrBadVoiceSpec},
-		{name: "bad lang", o: Options{Lang: "fr"}, want: ErrLang},
+		{name: "bad lang", o: Options{Lang: "ja"}, want: ErrLang},
 		{name: "speed", o: Options{Speed: 11}, want: ErrBadOptions},
 		{name: "rate", o: Options{Rate: 500}, want: ErrBadOptions},
 		{name: "max tokens", o: Options{MaxTokens: 9}, want: ErrBadOptions},

@@ -29,8 +29,11 @@ type Options struct {
 	Voice string
 	// Speed is the speaking rate, 1 normal (0 means 1), in (0.1, 10).
 	Speed float64
-	// Lang is the phonemiser's language, "en-us" or "en-gb"; "" means the
-	// voice's own (af_… American, bf_… British).
+	// Lang is the phonemiser's language: a Kokoro code or an espeak-ng
+	// code, "en-us", "en-gb", "es", "fr" (fr-fr), "hi", "it" or "pt-br"
+	// (see g2p.ParseLang); "" means the voice's own (af_… American
+	// English, bf_… British, ef_… Spanish, ff_… French, hf_… Hindi, if_…
+	// Italian, pf_… Brazilian Portuguese).
 	Lang string
 	// Rate is the output sample rate in Hz (0: SampleRate, Kokoro's own;
 	// others are resampled), 1 to 384 kHz.
@@ -339,14 +342,96 @@ func (r *resampler) Flush(_ context.Context, emit stage.Emit[[]float32]) error {
 	return emit(stage.Frame[[]float32]{Offset: r.off, Rate: r.rs.OutRate(), Payload: y})
 }
 
-// ListVoices returns the names of Kokoro's voices, loading the voice
-// table alone (fetching it on first use): what a command's --list-voices
-// needs without the model.
-func ListVoices(ctx context.Context) ([]string, error) {
+// VoiceInfo describes one of Kokoro's voices.
+type VoiceInfo struct {
+	Name     string // "af_heart"
+	Lang     string // language tag: "en-us", "es", …
+	Language string // its English name: "American English"
+	Gender   string // "female" or "male"
+}
+
+// ListVoices returns the voices this package speaks, sorted by name,
+// loading the voice table alone (fetching it on first use): what a
+// command's --list-voices needs without the model. Kokoro's Japanese and
+// Mandarin voices are left out (see Unlisted).
+func ListVoices(ctx context.Context) ([]VoiceInfo, error) {
 	v, err := kokoro.LoadVoices(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("say: %w", err)
 	}
 	defer v.Close()
-	return v.Names(), nil
+	var out []VoiceInfo
+	for _, name := range v.Names() {
+		if info, ok := voiceInfo(name); ok {
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+// voiceInfo describes a voice named like af_heart (language letter,
+// gender letter), and reports whether this package speaks its language.
+func voiceInfo(name string) (VoiceInfo, bool) {
+	lang, err := g2p.LangOfVoice(name)
+	if err != nil {
+		return VoiceInfo{}, false
+	}
+	info := VoiceInfo{Name: name, Lang: lang.String(), Language: lang.Name()}
+	switch name[1] {
+	case 'f':
+		info.Gender = "female"
+	case 'm':
+		info.Gender = "male"
+	}
+	return info, true
+}
+
+// Unlisted says which of Kokoro's languages ListVoices leaves out, and
+// why: a line for a listing's footer.
+func Unlisted() string {
+	return "Kokoro's Japanese (j…) and Mandarin (z…) voices are not listed: they need G2Ps of their own " +
+		"(Kokoro uses misaki's: pyopenjtalk for Japanese, pypinyin and jieba for Mandarin), which have no maintained Go or espeak-ng equivalent."
+}
+
+// Phonemize writes the phonemes Kokoro would read for text, chunk by
+// chunk, without loading the model: emit gets each chunk's source text
+// and its phoneme string. The language is o.Lang, else that of o.Voice's
+// first voice (by its name); o.MaxTokens sizes the chunks.
+func Phonemize(ctx context.Context, text Text, o Options, emit func(text, phonemes string) error) error {
+	var lang g2p.Lang
+	var err error
+	if o.Lang != "" {
+		lang, err = g2p.ParseLang(o.Lang)
+	} else {
+		name := o.Voice
+		if name == "" {
+			name = DefaultVoice
+		}
+		name, _, _ = strings.Cut(name, ",")
+		name, _, _ = strings.Cut(strings.TrimSpace(name), ":")
+		lang, err = g2p.LangOfVoice(name)
+	}
+	if err != nil {
+		return err
+	}
+	maxTokens := o.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	if maxTokens < 16 || maxTokens > kokoro.MaxPhonemes {
+		return fmt.Errorf("%w: max tokens %d (want 16 to %d)", ErrBadOptions, maxTokens, kokoro.MaxPhonemes)
+	}
+	front, err := g2p.NewEspeak(lang)
+	if err != nil {
+		return fmt.Errorf("say: %w", err)
+	}
+	for c, err := range (&g2p.Chunker{G2P: front, MaxTokens: maxTokens}).Chunks(ctx, text.reader(ctx)) {
+		if err != nil {
+			return err
+		}
+		if err := emit(c.Text, c.Phonemes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
