@@ -59,7 +59,7 @@ func decode(ctx context.Context, dec Decoder, vocab Vocabulary, sp *tokenizer.Sp
 	}
 	tokens, sum := t.best()
 	res.Tokens = tokens
-	res.AvgLogProb = sum / float64(len(tokens)+1)
+	res.AvgLogProb = sum / float64(len(tokens)-t.forced+1)
 	res.NoSpeechProb = t.noSpeech
 	text, err := vocab.Decode(tokens)
 	if err != nil {
@@ -79,7 +79,8 @@ type task struct {
 	filters []Filter
 
 	initial     []int32
-	sampleBegin int
+	sampleBegin int // where the rules and the result begin (before a Continue prefix)
+	forced      int // Continue prefix tokens at sampleBegin, not sampled
 	sotIndex    int
 	sampleLen   int
 	n           int // hypotheses: beams, samples, or 1
@@ -111,6 +112,7 @@ func newTask(dec Decoder, vocab int, sp *tokenizer.Specials, opts Options, lang 
 	t := &task{dec: dec, sp: sp, opts: opts, rng: rng, noSpeech: math.NaN()}
 
 	initial := slices.Clone(sot)
+	forced := 0 // prefix tokens that count as sampled (Continue)
 	if len(opts.Prefix) > 0 {
 		prefix := opts.Prefix
 		// OpenAI keeps the prefix's last n_ctx/2 - sample_len tokens (all
@@ -120,6 +122,9 @@ func newTask(dec Decoder, vocab int, sp *tokenizer.Specials, opts Options, lang 
 			prefix = prefix[len(prefix)-keep:]
 		}
 		initial = append(initial, prefix...)
+		if opts.Continue {
+			forced = len(prefix)
+		}
 	}
 	if len(opts.Prompt) > 0 {
 		prompt := opts.Prompt
@@ -138,7 +143,8 @@ func newTask(dec Decoder, vocab int, sp *tokenizer.Specials, opts Options, lang 
 			sampleLen = TextContext - len(initial) // max_length 448 in all
 		}
 	}
-	t.initial, t.sampleBegin, t.sampleLen = initial, len(initial), sampleLen
+	t.initial, t.sampleBegin, t.sampleLen = initial, len(initial)-forced, sampleLen
+	t.forced = forced
 	t.sotIndex = slices.Index(initial, sp.SOT)
 
 	t.n = 1

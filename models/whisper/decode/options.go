@@ -114,6 +114,12 @@ type Options struct {
 	Prompt []int32
 	// Prefix is forced after the start-of-transcript sequence.
 	Prefix []int32
+	// Continue takes Prefix as the transcript's own beginning rather than
+	// text forced before it: the logit rules (a first timestamp, pairs,
+	// order) count it as sampled, Result.Tokens starts with it and
+	// AvgLogProb covers the tokens after it. A live transcriber passes the
+	// words it has committed, so decoding goes on where they end.
+	Continue bool
 
 	// SuppressBlank forbids " " and <|endoftext|> as the first token.
 	SuppressBlank bool

@@ -215,6 +215,9 @@ func Transcribe(ctx context.Context, audio Audio, vocab Vocabulary, opts Transcr
 		if err != nil {
 			return nil, fmt.Errorf("transcribe: window at %.2f s: %w", timeOffset, err)
 		}
+		if opts.Continue {
+			opts.Prefix, opts.Continue = nil, false // the transcript's beginning is in the first window only
+		}
 		if res.NoSpeechProb > opts.NoSpeechThreshold && !(res.AvgLogProb > opts.LogProbThreshold) {
 			seek += size // silence: go to the next window
 			continue

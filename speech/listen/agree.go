@@ -1,0 +1,42 @@
+package listen
+
+import "slices"
+
+// agreement is LocalAgreement-2 (Macháček et al., whisper_streaming, as
+// speaches runs it) over Whisper token sequences: a hypothesis of a
+// growing utterance commits the words on which it and the hypothesis
+// before it agree, and committed words never change, since every later
+// hypothesis is decoded as their continuation. It cuts only where both
+// hypotheses start a new word (or a timestamp), so a word still being
+// spoken ("Ameri" → "Americans") is never committed half-heard.
+type agreement struct {
+	committed []int32
+	prev      []int32
+	// boundary reports whether a token starts a word: a timestamp, or
+	// text beginning with a space.
+	boundary func(int32) bool
+}
+
+// update takes the next hypothesis, which begins with the committed
+// tokens, and returns how many tokens are committed after it.
+func (a *agreement) update(hyp []int32) int {
+	prev := a.prev
+	a.prev = append(a.prev[:0:0], hyp...)
+	if len(hyp) < len(a.committed) || !slices.Equal(hyp[:len(a.committed)], a.committed) {
+		return len(a.committed) // not a continuation: nothing to agree on
+	}
+	n := len(a.committed)
+	for n < len(hyp) && n < len(prev) && hyp[n] == prev[n] {
+		n++
+	}
+	// The agreed tokens end where the next token of both hypotheses begins
+	// a word; a hypothesis's last word may still grow, so the cut needs a
+	// token after it in both.
+	for j := n; j > len(a.committed); j-- {
+		if j < len(hyp) && j < len(prev) && a.boundary(hyp[j]) && a.boundary(prev[j]) {
+			a.committed = append(a.committed, hyp[len(a.committed):j]...)
+			break
+		}
+	}
+	return len(a.committed)
+}

@@ -1,0 +1,212 @@
+package listen
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/internal/testenv"
+	"github.com/tensorforge/forge/models/whisper/wer"
+)
+
+// paceBlock is the block a paced feed writes: 20 ms, as a WebSocket
+// client or a sound card delivers audio.
+const paceBlock = 20 * time.Millisecond
+
+// pace writes samples (at s's rate) into s in real time, block by block
+// at the wall-clock moment each block's last sample would have been
+// recorded, then tail of silence (so that the VAD closes the last
+// utterance as it would live), then closes s. It returns when it has
+// closed s, or with ctx's error.
+func pace(ctx context.Context, s *Stream, samples []float32, tail time.Duration) error {
+	rate := s.Rate()
+	all := append(append([]float32(nil), samples...), make([]float32, int(tail.Seconds()*float64(rate)))...)
+	step := int(paceBlock.Seconds() * float64(rate))
+	t0 := time.Now()
+	for i := 0; i < len(all); i += step {
+		j := min(i+step, len(all))
+		due := t0.Add(time.Duration(float64(j) / float64(rate) * float64(time.Second)))
+		select {
+		case <-time.After(time.Until(due)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := s.Write(ctx, all[i:j]); err != nil {
+			return err
+		}
+	}
+	return s.Close()
+}
+
+// liveRun paces clip into a live transcription and returns its events.
+func liveRun(ctx context.Context, tr *Transcriber, clip audio.Clip, o Options) ([]Event, *LiveResult, error) {
+	s, err := NewStream(clip.SampleRate)
+	if err != nil {
+		return nil, nil, err
+	}
+	fed := make(chan error, 1)
+	go func() { fed <- pace(ctx, s, clip.Samples, time.Second) }()
+	var events []Event
+	res, err := tr.TranscribeLive(ctx, s, o, func(e Event) error {
+		events = append(events, e)
+		return nil
+	})
+	s.Close()
+	if ferr := <-fed; err == nil && ferr != nil {
+		err = ferr
+	}
+	return events, res, err
+}
+
+// checkEvents checks the live contract on one run's events and returns
+// the final text: every utterance's partials come before its final,
+// committed text only grows, and the final begins with the last committed
+// text.
+func checkEvents(t *testing.T, events []Event) string {
+	t.Helper()
+	committed := map[int]string{}
+	partials := map[int]int{}
+	finals := map[int]bool{}
+	var final []string
+	for i, e := range events {
+		if finals[e.Utterance] {
+			t.Errorf("event %d: %s of utterance %d after its final", i, e.Kind, e.Utterance)
+		}
+		got := strings.Join(strings.Fields(e.Committed), " ")
+		if prev := committed[e.Utterance]; !strings.HasPrefix(got, prev) {
+			t.Errorf("event %d (%s, utterance %d): committed %q retracts %q", i, e.Kind, e.Utterance, got, prev)
+		}
+		committed[e.Utterance] = got
+		switch e.Kind {
+		case Partial:
+			partials[e.Utterance]++
+		case Final:
+			finals[e.Utterance] = true
+			var segs strings.Builder
+			for _, s := range e.Segments {
+				segs.WriteString(s.Text)
+			}
+			if segs.String() != e.Committed {
+				t.Errorf("final %d: text %q, segments say %q", e.Utterance, e.Committed, segs.String())
+			}
+			final = append(final, e.Text())
+		}
+	}
+	for u := range partials {
+		if !finals[u] {
+			t.Errorf("utterance %d: %d partials and no final", u, partials[u])
+		}
+	}
+	return strings.Join(final, " ")
+}
+
+// TestTranscribeLive paces short golden clips into a live run in real
+// time (each a few seconds, then 1 s of silence) and checks that the
+// utterances are read while spoken, that committed text is never
+// retracted, and that the final text equals the offline transcript of
+// the file within a word.
+func TestTranscribeLive(t *testing.T) {
+	tr := needTiny(t)
+	for _, name := range []string{"cards_005.wav", "goforward.wav"} {
+		t.Run(name, func(t *testing.T) {
+			clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, err := PCM(clip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offline, _, err := collect(context.Background(), tr, mem, Options{Language: "en"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, s := range offline {
+				want = append(want, strings.TrimSpace(s.Text))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			events, res, err := liveRun(ctx, tr, clip, Options{Language: "en"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := checkEvents(t, events)
+			if res.Partials == 0 || events[0].Kind != Partial {
+				t.Errorf("no partial before the first final: %d partials, first event %+v", res.Partials, events[0])
+			}
+			if r := wer.Compare(strings.Join(want, " "), got); r.Errors() > 1 {
+				t.Errorf("final %q, offline %q: %d word errors", got, strings.Join(want, " "), r.Errors())
+			}
+			for _, e := range events {
+				t.Logf("%-7s u%d [%5.2f–%5.2f] %q | %q", e.Kind, e.Utterance, e.Start, e.End, e.Committed, e.Tentative)
+			}
+			t.Logf("partials %d (skipped %d, cancelled %d), speculated finals %d; first partial %v, eou→final %v", res.Partials, res.Skipped, res.Cancelled, res.Speculated, res.FirstPartial.Max, res.Final.Max)
+		})
+	}
+}
+
+// TestLiveScorecard is the live benchmark: $FORGE_LIVE_BENCH names the
+// models ("tiny,base") and $FORGE_LIVE_CLIPS the clips (default every
+// clip of ../shared/golden/audio but the 60-s VAD test); each is paced in
+// real time, so it takes as long as the audio. One JSON line per model
+// and clip with the scorecard's live labels and the WER against the
+// offline transcript goes to the log and to $FORGE_LIVE_OUT if set.
+func TestLiveScorecard(t *testing.T) {
+	models := os.Getenv("FORGE_LIVE_BENCH")
+	if models == "" {
+		t.Skip("set FORGE_LIVE_BENCH=tiny,base to pace the golden clips (takes their length in real time)")
+	}
+	clips := strings.Split(cmp.Or(os.Getenv("FORGE_LIVE_CLIPS"), "jfk.wav,cards_001.wav,cards_002.wav,cards_003.wav,cards_004.wav,cards_005.wav,goforward.wav"), ",")
+	var out *os.File
+	if p := os.Getenv("FORGE_LIVE_OUT"); p != "" {
+		var err error
+		if out, err = os.Create(p); err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+	}
+	for _, model := range strings.Split(models, ",") {
+		tr, err := New(context.Background(), Config{Model: model, Device: "cpu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range clips {
+			clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, _ := PCM(clip)
+			offline, _, err := collect(context.Background(), tr, mem, Options{Language: "en"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, s := range offline {
+				want = append(want, strings.TrimSpace(s.Text))
+			}
+			events, res, err := liveRun(context.Background(), tr, clip, Options{Language: "en"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := checkEvents(t, events)
+			r := wer.Compare(strings.Join(want, " "), got)
+			row := map[string]string{"model": model, "clip": name, "final": got, "offline": strings.Join(want, " "),
+				"wer_vs_offline": fmt.Sprintf("%.3f", r.Rate()), "word_errors_vs_offline": fmt.Sprint(r.Errors()),
+				"utterances": fmt.Sprint(res.Utterances)}
+			res.Labels(func(k, v string) { row[k] = v })
+			b, _ := json.Marshal(row)
+			t.Log(string(b))
+			if out != nil {
+				fmt.Fprintln(out, string(b))
+			}
+		}
+		tr.Close()
+	}
+}
