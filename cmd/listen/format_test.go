@@ -112,6 +112,33 @@ func TestBinaryFormats(t *testing.T) {
 			t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 		}
 	})
+	t.Run("words", func(t *testing.T) {
+		code, out, errs := runBinary(t, bin, nil, "--words", "--language", "en", "--format", "json", jfk)
+		var n int
+		last := -1.0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var seg struct {
+				Words []struct {
+					Word        string
+					Start, End  float64
+					Probability float64
+				}
+			}
+			if err := json.Unmarshal([]byte(line), &seg); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			for _, w := range seg.Words {
+				if w.Word == "" || w.Word != strings.TrimSpace(w.Word) || w.Start < last || w.End < w.Start || w.Probability <= 0 {
+					t.Errorf("word %+v after %v", w, last)
+				}
+				last = w.End
+				n++
+			}
+		}
+		if code != exitOK || n != 22 {
+			t.Errorf("exit %d, %d words, stdout %q, stderr %q", code, n, out, errs)
+		}
+	})
 	t.Run("progress", func(t *testing.T) {
 		code, _, errs := runBinary(t, bin, nil, "--progress", "--language", "en", jfk)
 		lines := strings.Split(strings.TrimSpace(errs), "\n")

@@ -105,6 +105,7 @@ type config struct {
 	formatSet bool   // --format (or --json) given: -o's extension does not choose
 	out       string // -o: a file, or a folder for one file per input; "": stdout
 	outDir    bool   // out names a folder
+	words     bool   // word timings (json, verbose_json)
 	progress  bool   // progress on stderr
 	threads   int    // > 0: GOMAXPROCS, which sizes the CPU backend
 
@@ -225,6 +226,7 @@ flags:
 	format := fs.String("format", "", "output `format`: text, json, srt, vtt, tsv, verbose or verbose_json (default: from -o's extension, else text)")
 	fs.StringVar(&cfg.out, "o", "", "write the transcript to `FILE` (its extension picks the format) or, for a folder (existing, or ending in /), one file per input in it")
 	fs.BoolVar(&cfg.json, "json", false, `same as --format json (with --vad-only: {"start","end"} lines)`)
+	fs.BoolVar(&cfg.words, "words", false, "time each word (cross-attention alignment; json and verbose_json show them, at the cost of about one more encoder pass)")
 	fs.IntVar(&cfg.threads, "threads", 0, "CPU threads to compute on (0: every core)")
 	fs.BoolVar(&cfg.progress, "progress", false, "report progress through each file on stderr (a line redrawn on a terminal, a line per tenth otherwise)")
 	fs.StringVar(&cfg.model, "model", "tiny", "Whisper model: "+strings.Join(whisper.Models(), " or "))

@@ -101,7 +101,7 @@ func transcribeInput(ctx context.Context, cfg *config, t *listen.Transcriber, in
 		return err
 	}
 	prog := newProgress(cfg, stderr, in.name)
-	opts := listen.Options{Language: cfg.language, Translate: cfg.translate, Beam: cfg.beam, NoVAD: cfg.noVAD, VAD: cfg.vad}
+	opts := listen.Options{Language: cfg.language, Translate: cfg.translate, Beam: cfg.beam, NoVAD: cfg.noVAD, VAD: cfg.vad, Words: cfg.words}
 	res, err := t.Transcribe(ctx, in.in, opts, func(s listen.Segment) error {
 		prog.at(s.End)
 		return tw.Write(segment(s))
@@ -132,11 +132,15 @@ func transcribeInput(ctx context.Context, cfg *config, t *listen.Transcriber, in
 
 // segment converts a speech/listen segment to the transcript package's.
 func segment(s listen.Segment) transcript.Segment {
-	return transcript.Segment{
+	out := transcript.Segment{
 		ID: s.ID, Seek: s.Seek, Start: s.Start, End: s.End, Text: s.Text, Tokens: s.Tokens,
 		Language: s.Language, Temperature: s.Temperature, AvgLogProb: s.AvgLogProb,
 		CompressionRatio: s.CompressionRatio, NoSpeechProb: s.NoSpeechProb, EndsUtterance: s.EndsUtterance,
 	}
+	for _, w := range s.Words {
+		out.Words = append(out.Words, transcript.Word{Text: w.Text, Start: w.Start, End: w.End, Probability: w.Probability})
+	}
+	return out
 }
 
 // outputPath returns the file an input's transcript goes to: -o itself,

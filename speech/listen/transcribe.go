@@ -62,6 +62,21 @@ type Options struct {
 	Live bool
 	// VAD cuts the audio into utterances; the zero value means DefaultVAD.
 	VAD vad.Options
+	// Words times each word (Segment.Words) from the decoder's
+	// cross-attention (whisper.Audio.Words): each window is encoded once
+	// more and its text fed through the decoder once, which costs about
+	// what a second encoder pass does.
+	Words bool
+}
+
+// Word is one word of a segment with its time.
+type Word struct {
+	// Text is the word with Whisper's leading space and its punctuation.
+	Text string
+	// Start and End are seconds from the start of the input.
+	Start, End float64
+	// Probability is the mean probability of the word's tokens.
+	Probability float64
 }
 
 // Segment is a stretch of the transcript between two timestamps, final
@@ -95,6 +110,9 @@ type Segment struct {
 	AvgLogProb       float64
 	CompressionRatio float64
 	NoSpeechProb     float64
+	// Words are the segment's words with their times, with Options.Words
+	// (nil otherwise, or for a segment without text).
+	Words []Word
 }
 
 // Result describes a finished run.
@@ -143,6 +161,7 @@ type heard struct {
 	start  int64
 	closed time.Time
 	tr     *decode.Transcript
+	words  [][]Word // per segment of tr, with Options.Words
 }
 
 // decodeOptions turns Options into the decoder's settings.
@@ -251,18 +270,24 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 	prompt := opts.InitialPrompt
 	dec := pipeline.Then(enc, stage.Map("decode", func(ctx context.Context, e encoded) (heard, error) {
 		defer e.audio.Close()
-		o := opts
-		o.InitialPrompt = prompt
-		tr, err := decode.Transcribe(ctx, e.audio, tok, o)
+		withPrompt := opts
+		withPrompt.InitialPrompt = prompt
+		tr, err := decode.Transcribe(ctx, e.audio, tok, withPrompt)
 		if err != nil {
 			return heard{}, err
 		}
 		prompt = nextPrompt(prompt, tr.Segments)
+		var words [][]Word
+		if o.Words {
+			if words, err = timeWords(ctx, e, tr, opts.Task); err != nil {
+				return heard{}, err
+			}
+		}
 		if opts.Language == "" && tr.Language != "" {
 			opts.Language = tr.Language // detected once, kept for the utterances after
 			t.log.Info("language detected", "language", tr.Language)
 		}
-		return heard{start: e.start, closed: e.closed, tr: tr}, nil
+		return heard{start: e.start, closed: e.closed, tr: tr, words: words}, nil
 	}), pipeline.Buffer(1))
 
 	var eou stage.Histogram
@@ -280,6 +305,11 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 				Start: base + s.Start, End: base + s.End, Text: s.Text, Tokens: s.Tokens,
 				Seek: seek + s.Seek, Language: h.tr.Language, Temperature: s.Temperature,
 				AvgLogProb: s.AvgLogProb, CompressionRatio: s.CompressionRatio, NoSpeechProb: s.NoSpeechProb,
+			}
+			if h.words != nil {
+				for _, w := range h.words[i] {
+					seg.Words = append(seg.Words, Word{Text: w.Text, Start: base + w.Start, End: base + w.End, Probability: w.Probability})
+				}
 			}
 			ids++
 			if err := emit(seg); err != nil {
@@ -325,6 +355,35 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 		return card
 	}
 	return res, nil
+}
+
+// timeWords times the words of an utterance's transcript, window by
+// window (the segments of a window share its Seek), in seconds from the
+// utterance's start, clamped to the window's audio.
+func timeWords(ctx context.Context, e encoded, tr *decode.Transcript, task tokenizer.Task) ([][]Word, error) {
+	out := make([][]Word, len(tr.Segments))
+	for i := 0; i < len(tr.Segments); {
+		seek := tr.Segments[i].Seek
+		j := i
+		var toks [][]int32
+		for ; j < len(tr.Segments) && tr.Segments[j].Seek == seek; j++ {
+			toks = append(toks, tr.Segments[j].Tokens)
+		}
+		frames := min(decode.WindowFrames, e.audio.Frames()-seek)
+		ws, err := e.audio.Words(ctx, seek, frames, tr.Language, task, toks)
+		if err != nil {
+			return nil, err
+		}
+		offset := float64(seek) / decode.FramesPerSecond
+		end := float64(frames) / decode.FramesPerSecond
+		for k, segWords := range ws {
+			for _, w := range segWords {
+				out[i+k] = append(out[i+k], Word{Text: w.Text, Start: offset + min(w.Start, end), End: offset + min(w.End, end), Probability: w.Probability})
+			}
+		}
+		i = j
+	}
+	return out, nil
 }
 
 // maxFill is the longest gap between two VAD segments of one utterance
