@@ -12,6 +12,9 @@
 // compares two scorecards or sets (medians per pipeline/backend/device) and
 // exits 1 when a metric of HEAD is worse than BASE by more than the ratio:
 // a CI gate.
+//
+// Exit codes, as every Forge command: 0 success (and -h), 1 a failed run
+// (a file that does not load, a regression), 2 a bad command line.
 package main
 
 import (
@@ -39,11 +42,33 @@ func main() {
 	case errors.Is(err, errRegression):
 		os.Exit(1)
 	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
+	case errors.Is(err, errFlags):
+		os.Exit(2) // the flag package has said why
 	default:
 		fmt.Fprintln(os.Stderr, "forge-report:", err)
-		os.Exit(2)
+		if errors.As(err, new(usageError)) {
+			os.Exit(2)
+		}
+		os.Exit(1)
 	}
+}
+
+// errFlags is a flag error the flag package has already printed.
+var errFlags = errors.New("bad flags")
+
+// usageError marks a bad command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// parseFlags parses args into fs, marking a bad flag as errFlags.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return errFlags
+	}
+	return err
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -59,16 +84,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: forge-report [-out DIR] [-date YYYY-MM-DD] PATH...\n       forge-report diff [-max-ratio R] [-metrics a,b] BASE HEAD")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	log := logging.Must(stderr, *level)
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return errors.New("no scorecard files or directories given")
+		return usageError{errors.New("no scorecard files or directories given")}
 	}
 	if _, err := time.Parse(time.DateOnly, *date); err != nil {
-		return fmt.Errorf("-date %q is not YYYY-MM-DD", *date)
+		return usageError{fmt.Errorf("-date %q is not YYYY-MM-DD", *date)}
 	}
 	var cards []scorecards.Card
 	for _, p := range fs.Args() {
@@ -102,11 +127,11 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	maxRatio := fs.Float64("max-ratio", 1.10, "fail when head/base exceeds this for any compared metric")
 	metrics := fs.String("metrics", "", "comma-separated metrics to gate on (e.g. rtf,ttfa_ms,busy_ms); default all")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return errors.New("diff needs BASE and HEAD (files or directories of scorecards)")
+		return usageError{errors.New("diff needs BASE and HEAD (files or directories of scorecards)")}
 	}
 	base, err := scorecards.Load(fs.Arg(0))
 	if err != nil {

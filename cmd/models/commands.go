@@ -29,7 +29,7 @@ ids: ` + "%s\n"
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(os.Stderr, usage, strings.Join(weights.IDs(), ", "))
-		return errors.New("no command")
+		return usageError{errors.New("no command")}
 	}
 	cache, err := weights.NewCache()
 	if err != nil {
@@ -42,12 +42,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return verifyCmd(ctx, out, cache, args[1:])
 	case "list":
 		if len(args) != 2 {
-			return errors.New("usage: models list ID")
+			return usageError{errors.New("usage: models list ID")}
 		}
 		return listCmd(out, cache, args[1])
 	case "graph":
 		if len(args) < 2 || len(args) > 3 {
-			return errors.New("usage: models graph ID [FILE]")
+			return usageError{errors.New("usage: models graph ID [FILE]")}
 		}
 		file := ""
 		if len(args) == 3 {
@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return graphCmd(out, cache, args[1], file)
 	case "const":
 		if len(args) < 3 || len(args) > 4 {
-			return errors.New("usage: models const ID NAME [FILE]")
+			return usageError{errors.New("usage: models const ID NAME [FILE]")}
 		}
 		file := ""
 		if len(args) == 4 {
@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return infoCmd(out, cache, args[1:])
 	case "path":
 		if len(args) < 2 || len(args) > 3 {
-			return errors.New("usage: models path ID [FILE]")
+			return usageError{errors.New("usage: models path ID [FILE]")}
 		}
 		a, err := cache.Open(args[1])
 		if err != nil {
@@ -89,12 +89,26 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(os.Stderr, usage, strings.Join(weights.IDs(), ", "))
-	return fmt.Errorf("unknown command %q", args[0])
+	return usageError{fmt.Errorf("unknown command %q", args[0])}
+}
+
+// knownIDs reports the first id that names no model as a bad command
+// line.
+func knownIDs(ids []string) error {
+	for _, id := range ids {
+		if _, err := weights.Lookup(id); err != nil {
+			return usageError{err}
+		}
+	}
+	return nil
 }
 
 func fetchCmd(ctx context.Context, cache *weights.Cache, ids []string) error {
 	if len(ids) == 0 || (len(ids) == 1 && ids[0] == "all") {
 		ids = weights.IDs()
+	}
+	if err := knownIDs(ids); err != nil {
+		return err
 	}
 	cache.Log = func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "models: "+format+"\n", args...)
@@ -118,11 +132,11 @@ func verifyCmd(ctx context.Context, out io.Writer, cache *weights.Cache, ids []s
 	cache.Log = func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "models: "+format+"\n", args...)
 	}
+	if err := knownIDs(ids); err != nil {
+		return err
+	}
 	var present []string
 	for _, id := range ids {
-		if _, err := weights.Lookup(id); err != nil {
-			return err
-		}
 		if !cache.Ready(id) {
 			fmt.Fprintf(out, "%s: not in the cache (run `models fetch %s`)\n", id, id)
 			continue

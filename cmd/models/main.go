@@ -13,10 +13,15 @@
 //
 // The cache is $FORGE_MODELS, else $XDG_CACHE_HOME/forge/models, else
 // ~/.cache/forge/models.
+//
+// Exit codes, as every Forge command: 0 success (and --help), 1 a failed
+// run, 2 a bad command line (no or an unknown command, a wrong number of
+// arguments, an unknown model id).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -27,6 +32,21 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "models:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// usageError marks a bad command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// exitCode is 2 for a bad command line (an unknown model id among them),
+// 1 for any other failure.
+func exitCode(err error) int {
+	if errors.As(err, new(usageError)) {
+		return 2
+	}
+	return 1
 }
