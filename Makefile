@@ -20,8 +20,18 @@ deps:
 models:
 	$(GO) run ./cmd/models fetch all
 
-# demo speaks a sentence into demo.wav and transcribes it back.
-demo: deps models
+# DEMO_MODELS are the models `make demo` uses: say's Kokoro and voices,
+# listen's default VAD and Whisper base.
+DEMO_MODELS = kokoro-v1.0 kokoro-voices silero-vad-v6 whisper-base
+
+# demo speaks a sentence into demo.wav and transcribes it back, fetching
+# only the models it uses; package installation and fetch progress go to
+# bin/demo.log (printed if a step fails).
+demo:
+	@mkdir -p bin && : > bin/demo.log
+	@FORGE_DEPS_LOG=bin/demo.log ./scripts/deps.sh
+	@echo "demo: models $(DEMO_MODELS) (log: bin/demo.log)"
+	@$(GO) run ./cmd/models fetch $(DEMO_MODELS) >>bin/demo.log 2>&1 || { cat bin/demo.log; exit 1; }
 	@./scripts/demo.sh
 
 vet:

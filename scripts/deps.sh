@@ -46,10 +46,16 @@ fi
 
 line="apt-get install -y ${missing[*]}"
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-  echo "deps: installing missing Debian packages: ${missing[*]}" >&2
+  # FORGE_DEPS_LOG (make demo) takes apt's and dpkg's output, so the
+  # terminal shows one line; the log is printed if the install fails.
+  log=${FORGE_DEPS_LOG:-/dev/stderr}
+  echo "deps: installing missing Debian packages: ${missing[*]}${FORGE_DEPS_LOG:+ (log: $FORGE_DEPS_LOG)}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq "${missing[@]}" >&2
+  if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >>"$log" 2>&1; then
+    [ -n "${FORGE_DEPS_LOG:-}" ] && cat "$FORGE_DEPS_LOG" >&2
+    echo "deps: installing ${missing[*]} failed" >&2
+    exit 1
+  fi
   exit 0
 fi
 
