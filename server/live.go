@@ -39,6 +39,13 @@ type liveEvent struct {
 	Error    *apiError `json:"error,omitempty"`
 }
 
+// liveTranscriber is a Transcriber that also reads utterances while they
+// are spoken (*listen.Transcriber); ?partials=true on another gets
+// segments only.
+type liveTranscriber interface {
+	TranscribeLive(ctx context.Context, in listen.Input, o listen.Options, emit func(listen.Event) error) (*listen.LiveResult, error)
+}
+
 // liveSession is a live transcription in progress; Shutdown finishes it
 // by ending its input, so that it sends its last segments and closes.
 type liveSession struct {
@@ -54,7 +61,11 @@ func (ls *liveSession) finish() { ls.once.Do(ls.end) }
 // language), and a text message {"type":"end"} (or a normal close) when
 // its audio ends. The server sends each segment as a JSON event as soon
 // as the utterance it belongs to has ended, then "done" and a normal
-// close. The session holds one of the model's work slots throughout.
+// close. With ?partials=true it also sends speech/listen's live events
+// (listen.Event as JSON: {"type":"partial"} while an utterance is spoken,
+// with its committed and tentative text, and {"type":"final"} before the
+// utterance's segments). The session holds one of the model's work slots
+// throughout.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	ctx, end, ok := s.begin(r)
 	if !ok {
@@ -132,7 +143,26 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		n++
 		return wsjson.Write(ctx, c, ev)
 	}
-	res, err := t.Transcribe(ctx, stream, opts, emit)
+	var res *listen.Result
+	if lt, ok := t.(liveTranscriber); ok && q.Get("partials") == "true" {
+		var lr *listen.LiveResult
+		lr, err = lt.TranscribeLive(ctx, stream, opts, func(e listen.Event) error {
+			if err := wsjson.Write(ctx, c, e); err != nil {
+				return err
+			}
+			for _, seg := range e.Segments {
+				if err := emit(seg); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if lr != nil {
+			res = lr.Result
+		}
+	} else {
+		res, err = t.Transcribe(ctx, stream, opts, emit)
+	}
 	stream.Close() // the reader's writes fail from here on
 	if err != nil {
 		e := s.failed(ctx, m.id, err)

@@ -78,6 +78,9 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 
 // transcribeInput transcribes one opened input to its destination.
 func transcribeInput(ctx context.Context, cfg *config, t *listen.Transcriber, in *input, stdout, stderr io.Writer) (err error) {
+	if cfg.live {
+		return transcribeLive(ctx, cfg, t, in, stdout, stderr)
+	}
 	w := stdout
 	if dest := outputPath(cfg, in.name); dest != "" {
 		f, err := outfile.Create(dest)

@@ -56,20 +56,26 @@ func (k EventKind) MarshalText() ([]byte, error) {
 // one Final. Committed text only grows within an utterance (each event's
 // Committed begins with the one before it), and the Final's text begins
 // with the last Partial's Committed.
+//
+// As JSON (listen --live --json, the server's live WebSocket) an event is
+// {"type":"partial","utterance":0,"start":0,"end":1.5,"committed":" And
+// so","tentative":" my fellow"}, without its segments.
 type Event struct {
-	Kind EventKind
+	Kind EventKind `json:"type"`
 	// Utterance numbers the utterances from 0, as Segment.Utterance does.
-	Utterance int
+	Utterance int `json:"utterance"`
 	// Start and End are seconds from the start of the input: the
 	// utterance's start, and the end of the audio the text was read from.
-	Start, End float64
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
 	// Committed is the utterance's text that stays; Tentative follows it
 	// and may change with the next event (empty in a Final). Both keep
 	// Whisper's leading spaces: Committed+Tentative is the text so far.
-	Committed, Tentative string
+	Committed string `json:"committed"`
+	Tentative string `json:"tentative"`
 	// Segments are the utterance's segments, as Transcribe hands them
 	// over (Final only; none when Whisper heard nothing).
-	Segments []Segment
+	Segments []Segment `json:"-"`
 }
 
 // Text returns the event's whole text, trimmed.
