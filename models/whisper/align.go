@@ -132,7 +132,8 @@ type Word = align.Word
 // by its tokens, timestamps and all, as decode.Segment.Tokens): the window
 // at mel frame seek, of which frames hold audio, is encoded again, its
 // text fed through the decoder, and the alignment heads' cross-attention
-// aligned to the audio by dynamic time warping (package align). It
+// aligned to the audio by dynamic time warping (package align); word
+// edges are then moved off quiet frames (align.TrimSilence). It
 // returns each segment's words, their times in seconds from the start of
 // the window; a segment without text gets none. language and task are
 // those the window was decoded with.
@@ -196,7 +197,7 @@ func (a *Audio) Words(ctx context.Context, seek, frames int, language string, ta
 	if err != nil {
 		return nil, fmt.Errorf("whisper: words: %w", err)
 	}
-	timed = align.MergePunctuation(timed)
+	timed = align.TrimSilence(align.MergePunctuation(timed), a.loudness(seek, positions), mat)
 	// Hand each word to the segment holding its first token.
 	seg, used := 0, 0
 	for _, w := range timed {
@@ -208,4 +209,23 @@ func (a *Audio) Words(ctx context.Context, seek, frames int, language string, ta
 		used += len(w.Tokens)
 	}
 	return out, nil
+}
+
+// loudness returns the mean log-mel level of each encoder position (two
+// mel frames, 20 ms) of the window at frame seek, for positions of them;
+// positions past the audio read the spectrogram's silence.
+func (a *Audio) loudness(seek, positions int) []float64 {
+	n := a.m.cfg.NMels
+	out := make([]float64, positions)
+	for p := range out {
+		var sum float64
+		for f := seek + decode.InputStride*p; f < seek+decode.InputStride*(p+1); f++ {
+			f := min(f, a.total-1)
+			for b := range n {
+				sum += float64(a.mel[b*a.total+f])
+			}
+		}
+		out[p] = sum / float64(n*decode.InputStride)
+	}
+	return out
 }

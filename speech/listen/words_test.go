@@ -126,6 +126,7 @@ func TestWordTimes(t *testing.T) {
 	}
 }
 
-// maxBoundaryError bounds TestWordTimes' mean error: the cross-attention
-// path alone puts a pause in the word beside it (0.4–0.5 s on jfk).
-const maxBoundaryError = 0.6
+// maxBoundaryError bounds TestWordTimes' mean error: measured 0.061 s
+// (tiny) and 0.065 s (base); the cross-attention path alone, which puts a
+// pause in the word beside it, was 0.40 s and 0.53 s.
+const maxBoundaryError = 0.15

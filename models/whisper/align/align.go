@@ -232,6 +232,8 @@ type Word struct {
 	Probability float64
 	// Tokens are the word's token ids.
 	Tokens []int32
+
+	row int // the similarity row of its first token (Times)
 }
 
 // Times places words on the path through the similarity matrix [n, m]
@@ -273,7 +275,7 @@ func Times(matrix []float32, n, m int, words []string, groups [][]int32, probs [
 		if len(groups[i]) > 0 {
 			p /= float64(len(groups[i]))
 		}
-		out = append(out, Word{Text: w, Start: first[at], End: first[end], Probability: p, Tokens: groups[i]})
+		out = append(out, Word{Text: w, Start: first[at], End: first[end], Probability: p, Tokens: groups[i], row: at})
 		at = end
 	}
 	return out, nil
@@ -320,3 +322,113 @@ func MergePunctuation(words []Word) []Word {
 func isOneOf(s, set string) bool {
 	return s != "" && strings.Contains(set, s) && len([]rune(s)) == 1
 }
+
+// MinPause is the shortest quiet stretch TrimSilence takes for a pause
+// between words rather than a stop inside one (closures last 50–100 ms).
+const MinPause = 0.2
+
+// TrimSilence moves word edges off quiet frames. The path through the
+// attention gives a pause to one of the words around it — the word before
+// runs on, or the next starts early — and often the tail of one word's
+// speech to the next. So, first, a word whose span holds a pause (a quiet
+// run of at least MinPause between its first and last loud positions)
+// keeps the side of its longest pause that its first token attends to
+// more (its row of matrix [rows, len(loud)], as Times was given, averaged
+// over the side's loud positions) and hands the other side to the
+// neighbouring word it touches; then every word's start moves forward and
+// its end back past quiet positions.
+// Quiet is below a fifth of the way from the window's noise floor (its
+// 10th percentile of loudness) to its speech level (95th). loud is the
+// loudness of each position (20 ms) of the window, on any scale monotonic
+// in level (log-mel means). A word quiet throughout keeps its times.
+func TrimSilence(words []Word, loud []float64, matrix []float32) []Word {
+	if len(loud) == 0 {
+		return words
+	}
+	sorted := slices.Sorted(slices.Values(loud))
+	floor, level := sorted[len(sorted)/10], sorted[len(sorted)*95/100]
+	thr := floor + (level-floor)/5
+	quiet := func(p int) bool { return p < 0 || p >= len(loud) || loud[p] < thr }
+	pos := func(t float64) int { return int(math.Round(t / FrameSeconds)) }
+	minPause := int(math.Round(MinPause / FrameSeconds))
+	out := slices.Clone(words)
+	for i := range out {
+		w := &out[i]
+		s, e := pos(w.Start), pos(w.End) // positions [s, e)
+		a, b := s, e
+		for a < b && quiet(a) {
+			a++
+		}
+		for b > a && quiet(b-1) {
+			b--
+		}
+		ps, pe := longestQuiet(a, b, quiet)
+		if pe-ps < minPause {
+			continue
+		}
+		m := len(loud)
+		attention := func(from, to int) float64 {
+			var sum float64
+			n := 0
+			for p := from; p < to; p++ {
+				if !quiet(p) && (w.row+1)*m <= len(matrix) {
+					sum += float64(matrix[w.row*m+p])
+					n++
+				}
+			}
+			if n == 0 {
+				return math.Inf(-1)
+			}
+			return sum / float64(n)
+		}
+		switch {
+		case attention(a, ps) >= attention(pe, b):
+			if i+1 < len(out) && pos(out[i+1].Start) == e {
+				out[i+1].Start = float64(pe) * FrameSeconds
+			}
+			w.End = float64(ps) * FrameSeconds
+		default:
+			if i > 0 && pos(out[i-1].End) == s {
+				out[i-1].End = float64(ps) * FrameSeconds
+			}
+			w.Start = float64(pe) * FrameSeconds
+		}
+	}
+	for i := range out {
+		w := &out[i]
+		a, b := pos(w.Start), pos(w.End)-1 // the word's first and last positions
+		for a <= b && quiet(a) {
+			a++
+		}
+		for b >= a && quiet(b) {
+			b--
+		}
+		if a > b {
+			continue
+		}
+		w.Start, w.End = float64(a)*FrameSeconds, float64(b+1)*FrameSeconds
+	}
+	return out
+}
+
+// longestQuiet returns the longest run of quiet positions in [s, e), the
+// first of equals.
+func longestQuiet(s, e int, quiet func(int) bool) (int, int) {
+	bs, be := s, s
+	for p := s; p < e; {
+		if !quiet(p) {
+			p++
+			continue
+		}
+		q := p
+		for q < e && quiet(q) {
+			q++
+		}
+		if q-p > be-bs {
+			bs, be = p, q
+		}
+		p = q
+	}
+	return bs, be
+}
+

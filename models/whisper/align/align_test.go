@@ -160,3 +160,56 @@ func TestMatrix(t *testing.T) {
 		t.Error("short head: no error")
 	}
 }
+
+// TestTrimSilence: edges move off quiet positions, inner dips stay, and a
+// word quiet throughout keeps its times.
+func TestTrimSilence(t *testing.T) {
+	loud := make([]float64, 40)
+	for p := range loud {
+		loud[p] = -1 // noise floor
+	}
+	for _, p := range []int{5, 6, 7, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32} {
+		loud[p] = 1
+	}
+	words := []Word{{Text: " a", Start: 0, End: 0.30}, {Text: " b", Start: 0.30, End: 0.66}, {Text: " c", Start: 0.66, End: 0.78}}
+	got := TrimSilence(words, loud, nil)
+	want := [][2]float64{{0.10, 0.22}, {0.40, 0.66}, {0.66, 0.78}}
+	for i, w := range got {
+		if math.Abs(w.Start-want[i][0]) > 1e-9 || math.Abs(w.End-want[i][1]) > 1e-9 {
+			t.Errorf("word %d: [%v, %v], want %v", i, w.Start, w.End, want[i])
+		}
+	}
+	if words[0].Start != 0 {
+		t.Error("input changed")
+	}
+}
+
+// TestTrimSilencePauses: a word whose span crosses a pause keeps the side
+// its token attends to and gives the other to the word it touches.
+func TestTrimSilencePauses(t *testing.T) {
+	loud := make([]float64, 60)
+	for p := range loud {
+		loud[p] = -1
+	}
+	for p := 0; p < 10; p++ { // " one": positions 0–9, then a pause to 25
+		loud[p] = 1
+	}
+	for p := 25; p < 40; p++ { // " two": positions 25–39, then quiet
+		loud[p] = 1
+	}
+	// The path gave " one" only 0–7 and " two" 8–59: two's span holds the
+	// tail of one (8–9), the pause and itself.
+	words := []Word{{Text: " one", Start: 0, End: 0.16, row: 0}, {Text: " two", Start: 0.16, End: 1.2, row: 1}}
+	// two's first token attends to 25–39 more than to 8–9.
+	matrix := make([]float32, 2*60)
+	for p := 25; p < 40; p++ {
+		matrix[60+p] = 1
+	}
+	got := TrimSilence(words, loud, matrix)
+	want := [][2]float64{{0, 0.20}, {0.50, 0.80}}
+	for i, w := range got {
+		if math.Abs(w.Start-want[i][0]) > 1e-9 || math.Abs(w.End-want[i][1]) > 1e-9 {
+			t.Errorf("word %d: [%v, %v], want %v", i, w.Start, w.End, want[i])
+		}
+	}
+}
