@@ -431,4 +431,3 @@ func longestQuiet(s, e int, quiet func(int) bool) (int, int) {
 	}
 	return bs, be
 }
-
