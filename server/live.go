@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -165,6 +166,9 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	}
 	stream.Close() // the reader's writes fail from here on
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errBadInput) {
+			err = cause // the run may have stopped on the cancellation, not its cause
+		}
 		e := s.failed(ctx, m.id, err)
 		code := websocket.StatusPolicyViolation
 		if e.status >= 500 {

@@ -167,3 +167,19 @@ func TestTruncatedWAV(t *testing.T) {
 		t.Errorf("%d %s", res.StatusCode, body)
 	}
 }
+
+// TestFLACAndMP3: uploads are sniffed by content (package audio), so
+// FLAC and MP3 are transcribed like WAV.
+func TestFLACAndMP3(t *testing.T) {
+	url, _ := realServer(t)
+	for _, name := range []string{"jfk-1s.flac", "jfk-2s-48k.mp3"} {
+		b, err := os.ReadFile(testenv.RepoRoot(t) + "/audio/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, body := postForm(t, url+"/v1/audio/transcriptions", b, "response_format", "text")
+		if res.StatusCode != 200 || !strings.Contains(normalize(string(body)), "and so") {
+			t.Errorf("%s: %d %q, want the start of jfk.wav (\"and so\")", name, res.StatusCode, body)
+		}
+	}
+}

@@ -87,16 +87,15 @@ func main() {
 type usageError struct{ error }
 
 type options struct {
-	addr, apiKey      string
-	whisper           []string
-	precision         whisper.Precision
-	tts, kokoroInt8   bool
-	backend           string
-	cfg               server.Config
-	shutdown          time.Duration
-	level             slog.Level
-	maxUploadMB       float64
-	requestTimeoutArg time.Duration
+	addr, apiKey    string
+	whisper         []string
+	precision       whisper.Precision
+	tts, kokoroInt8 bool
+	backend         string
+	cfg             server.Config
+	shutdown        time.Duration
+	level           slog.Level
+	maxUploadMB     float64
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
