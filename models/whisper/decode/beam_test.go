@@ -247,6 +247,15 @@ func TestBeamSearchMatchesReference(t *testing.T) {
 			if !slices.Equal(res.Tokens, want) || math.Abs(res.AvgLogProb-wantSum/float64(len(want)+1)) > 1e-9 {
 				t.Errorf("seed %d %+v: got %v (avg %v), reference %v (avg %v)", seed, c, res.Tokens, res.AvgLogProb, want, wantSum/float64(len(want)+1))
 			}
+			// The per-token log-probabilities follow the hypothesis through
+			// the reorders: they add up to its score.
+			var sum float64
+			for _, lp := range res.LogProbs {
+				sum += lp
+			}
+			if n := len(res.LogProbs); n < len(res.Tokens) || n > len(res.Tokens)+1 || math.Abs(sum-wantSum) > 1e-9 {
+				t.Errorf("seed %d %+v: %d log-probabilities for %d tokens, sum %v, want %v", seed, c, n, len(res.Tokens), sum, wantSum)
+			}
 		}
 	}
 }

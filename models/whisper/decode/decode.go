@@ -57,9 +57,18 @@ func decode(ctx context.Context, dec Decoder, vocab Vocabulary, sp *tokenizer.Sp
 	if err := t.run(ctx); err != nil {
 		return nil, err
 	}
-	tokens, sum := t.best()
+	tokens, sum, stats := t.best()
 	res.Tokens = tokens
 	res.AvgLogProb = sum / float64(len(tokens)-t.forced+1)
+	res.LogProbs = make([]float64, t.forced, t.forced+len(stats))
+	res.NoSpeechProbs = make([]float64, t.forced, t.forced+len(stats))
+	for i := range t.forced {
+		res.LogProbs[i], res.NoSpeechProbs[i] = math.NaN(), math.NaN()
+	}
+	for _, st := range stats {
+		res.LogProbs = append(res.LogProbs, st.lp)
+		res.NoSpeechProbs = append(res.NoSpeechProbs, st.noSpeech)
+	}
 	res.NoSpeechProb = t.noSpeech
 	text, err := vocab.Decode(tokens)
 	if err != nil {
@@ -85,12 +94,15 @@ type task struct {
 	sampleLen   int
 	n           int // hypotheses: beams, samples, or 1
 
-	rows     [][]float32 // next-token logits per hypothesis
-	sotRow   []float32   // logits at the start-of-transcript position
-	tokens   [][]int32   // hypotheses, prefix included
-	spare    [][]int32   // beam search builds the next hypotheses here
-	sum      []float64   // summed log-probabilities
-	next     []int32     // tokens to feed at the next step
+	rows     [][]float32   // next-token logits per hypothesis
+	sotRow   []float32     // logits at the start-of-transcript position
+	tokens   [][]int32     // hypotheses, prefix included
+	spare    [][]int32     // beam search builds the next hypotheses here
+	sum      []float64     // summed log-probabilities
+	stats    [][]tokenStat // per hypothesis, per sampled token
+	spareSt  [][]tokenStat // beam search builds the next hypotheses' stats here
+	rowNS    []float64     // per hypothesis: P(<|nospeech|>) of the current row, before the filters
+	next     []int32       // tokens to feed at the next step
 	noSpeech float64
 
 	beam *beamState
@@ -175,8 +187,18 @@ func newTask(dec Decoder, vocab int, sp *tokenizer.Specials, opts Options, lang 
 	}
 	t.sotRow = make([]float32, vocab)
 	t.sum = make([]float64, t.n)
+	t.stats = make([][]tokenStat, t.n)
+	t.spareSt = make([][]tokenStat, t.n)
+	t.rowNS = make([]float64, t.n)
 	t.next = make([]int32, t.n)
 	return t, nil
+}
+
+// tokenStat describes how a sampled token was chosen: its log-probability
+// under the rules, and the probability the model gave <|nospeech|> at its
+// position before the rules suppressed that token.
+type tokenStat struct {
+	lp, noSpeech float64
 }
 
 func (t *task) makeFilters() []Filter {
@@ -214,6 +236,7 @@ func (t *task) makeFilters() []Filter {
 func (t *task) run(ctx context.Context) error {
 	for b := range t.n {
 		t.tokens[b] = append(t.tokens[b][:0], t.initial...)
+		t.stats[b] = t.stats[b][:0]
 	}
 	last := len(t.initial) - 1
 	at, out := []int{last}, [][]float32{t.rows[0]}
@@ -244,6 +267,10 @@ func (t *task) run(ctx context.Context) error {
 			}
 		}
 		for b := range t.n {
+			t.rowNS[b] = math.NaN()
+			if t.sp.NoSpeech >= 0 {
+				t.rowNS[b] = math.Exp(logSoftmaxAt(t.rows[b], int(t.sp.NoSpeech)))
+			}
 			for _, f := range t.filters {
 				f.Apply(t.rows[b], t.tokens[b])
 			}
@@ -284,7 +311,9 @@ func (t *task) greedyUpdate() (done bool, err error) {
 		if toks[len(toks)-1] == eot {
 			next = eot
 		} else {
-			t.sum[b] += logSoftmaxAt(row, int(next))
+			lp := logSoftmaxAt(row, int(next))
+			t.sum[b] += lp
+			t.stats[b] = append(t.stats[b], tokenStat{lp, t.rowNS[b]})
 		}
 		t.tokens[b] = append(toks, next)
 		t.next[b] = next
@@ -334,20 +363,23 @@ func (t *task) sample(x []float32) int32 {
 }
 
 // best finalizes the hypotheses and returns the top-ranked one's sampled
-// tokens (up to its first <|endoftext|>) and summed log-probability.
-func (t *task) best() ([]int32, float64) {
+// tokens (up to its first <|endoftext|>), summed log-probability, and the
+// stats of the tokens it sampled (a Continue prefix has none; the
+// <|endoftext|> that ended them has one when it was sampled).
+func (t *task) best() ([]int32, float64, []tokenStat) {
 	type hyp struct {
 		tokens []int32
 		sum    float64
+		stats  []tokenStat
 	}
 	var hyps []hyp
 	if t.beam != nil {
-		for _, f := range t.beam.finalize(t.tokens, t.sum, t.sp.EOT) {
-			hyps = append(hyps, hyp{f.tokens, f.score})
+		for _, f := range t.beam.finalize(t.tokens, t.sum, t.stats, t.sp.EOT) {
+			hyps = append(hyps, hyp{f.tokens, f.score, f.stats})
 		}
 	} else {
 		for b := range t.n {
-			hyps = append(hyps, hyp{append(slices.Clone(t.tokens[b]), t.sp.EOT), t.sum[b]})
+			hyps = append(hyps, hyp{append(slices.Clone(t.tokens[b]), t.sp.EOT), t.sum[b], t.stats[b]})
 		}
 	}
 	bestAt, bestScore := 0, math.Inf(-1)
@@ -359,7 +391,8 @@ func (t *task) best() ([]int32, float64) {
 			bestAt, bestScore = i, score
 		}
 	}
-	return hyps[bestAt].tokens, hyps[bestAt].sum
+	h := hyps[bestAt]
+	return h.tokens, h.sum, h.stats[:min(len(h.stats), len(h.tokens)-t.forced+1)]
 }
 
 // lengthPenalty is OpenAI's MaximumLikelihoodRanker denominator. An empty
@@ -386,12 +419,14 @@ type beamState struct {
 type finished struct {
 	tokens []int32 // prefix, sampled tokens and <|endoftext|>
 	score  float64
+	stats  []tokenStat // of the sampled tokens, <|endoftext|> included
 }
 
 type candidate struct {
 	src, group int
 	tok        int32
 	score      float64
+	stat       tokenStat // of tok
 }
 
 type scored struct {
@@ -436,10 +471,10 @@ func (t *task) beamUpdate() (done bool, err error) {
 		}
 		bs.topK(row, bs.size+1)
 		for _, s := range bs.top {
-			c := candidate{src: j, group: bs.groups[j], tok: s.tok, score: t.sum[j] + (s.lp - norm)}
+			c := candidate{src: j, group: bs.groups[j], tok: s.tok, score: t.sum[j] + (s.lp - norm), stat: tokenStat{s.lp - norm, t.rowNS[j]}}
 			key := uint64(c.group)<<32 | uint64(uint32(c.tok))
 			if i, dup := bs.seen[key]; dup {
-				bs.cands[i].src, bs.cands[i].score = c.src, c.score
+				bs.cands[i].src, bs.cands[i].score, bs.cands[i].stat = c.src, c.score, c.stat
 			} else {
 				bs.seen[key] = len(bs.cands)
 				bs.cands = append(bs.cands, c)
@@ -453,11 +488,12 @@ func (t *task) beamUpdate() (done bool, err error) {
 		if c.tok == eot {
 			if len(bs.finished) < bs.maxCandidates {
 				seq := append(slices.Clone(t.tokens[c.src]), eot)
-				bs.finished = append(bs.finished, finished{seq, c.score})
+				bs.finished = append(bs.finished, finished{seq, c.score, append(slices.Clone(t.stats[c.src]), c.stat)})
 			}
 			continue
 		}
 		t.spare[saved] = append(append(t.spare[saved][:0], t.tokens[c.src]...), c.tok)
+		t.spareSt[saved] = append(append(t.spareSt[saved][:0], t.stats[c.src]...), c.stat)
 		t.sum[saved] = c.score
 		t.next[saved] = c.tok
 		bs.src[saved] = c.src
@@ -469,6 +505,7 @@ func (t *task) beamUpdate() (done bool, err error) {
 		return false, fmt.Errorf("beam search found %d continuations for %d beams", saved, bs.size)
 	}
 	t.tokens, t.spare = t.spare, t.tokens
+	t.stats, t.spareSt = t.spareSt, t.stats
 	identity := true
 	for b, s := range bs.src {
 		identity = identity && s == b
@@ -504,7 +541,7 @@ func (bs *beamState) topK(row []float32, k int) {
 
 // finalize adds the best unfinished beams when fewer than size finished, as
 // OpenAI's BeamSearchDecoder.finalize.
-func (bs *beamState) finalize(tokens [][]int32, sum []float64, eot int32) []finished {
+func (bs *beamState) finalize(tokens [][]int32, sum []float64, stats [][]tokenStat, eot int32) []finished {
 	if len(bs.finished) < bs.size {
 		order := make([]int, len(tokens))
 		for i := range order {
@@ -514,7 +551,7 @@ func (bs *beamState) finalize(tokens [][]int32, sum []float64, eot int32) []fini
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sum[a], sum[b]) })
 		slices.Reverse(order)
 		for _, j := range order {
-			bs.finished = append(bs.finished, finished{append(slices.Clone(tokens[j]), eot), sum[j]})
+			bs.finished = append(bs.finished, finished{append(slices.Clone(tokens[j]), eot), sum[j], slices.Clone(stats[j])})
 			if len(bs.finished) >= bs.size {
 				break
 			}

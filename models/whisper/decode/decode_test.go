@@ -40,15 +40,27 @@ func TestGreedy(t *testing.T) {
 	}
 	// Expected log-probabilities, from the model's rows after the filters
 	// (only SuppressBlank acts, at the first step).
+	// Per token too, with the no-speech probability of the row before the
+	// filters.
 	var sum float64
 	seqSoFar := slices.Clone(d.starts[0])
 	row := make([]float32, fakeSize)
+	if len(res.LogProbs) != 6 || len(res.NoSpeechProbs) != 6 {
+		t.Fatalf("%d log-probabilities and %d no-speech probabilities for 5 tokens and the end", len(res.LogProbs), len(res.NoSpeechProbs))
+	}
 	for i, tok := range append(slices.Clone(script), tEOT) {
 		m(seqSoFar, row)
+		if ns := math.Exp(logSoftmaxOf(row, tNoSpeech)); math.Abs(res.NoSpeechProbs[i]-ns) > 1e-12 {
+			t.Errorf("token %d: no-speech %v, want %v", i, res.NoSpeechProbs[i], ns)
+		}
 		if i == 0 {
 			row[tSpace], row[tEOT] = negInf, negInf
 		}
-		sum += logSoftmaxOf(row, tok)
+		lp := logSoftmaxOf(row, tok)
+		if math.Abs(res.LogProbs[i]-lp) > 1e-12 {
+			t.Errorf("token %d: log-probability %v, want %v", i, res.LogProbs[i], lp)
+		}
+		sum += lp
 		seqSoFar = append(seqSoFar, tok)
 	}
 	if want := sum / 6; math.Abs(res.AvgLogProb-want) > 1e-12 {

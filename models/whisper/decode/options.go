@@ -201,6 +201,17 @@ type Result struct {
 	// AvgLogProb is the summed log-probability of the sampled tokens over
 	// their count plus one (for <|endoftext|>).
 	AvgLogProb float64
+	// LogProbs holds each token's log-probability under the rules, in the
+	// order of Tokens (NaN for a Continue prefix, which was not sampled),
+	// then that of the <|endoftext|> that ended them when it was sampled
+	// (not when the sample length ran out): so a transcript's segments
+	// can each have their own average.
+	LogProbs []float64
+	// NoSpeechProbs holds, for each entry of LogProbs, the probability the
+	// model gave <|nospeech|> at that token's position before the rules
+	// suppressed it (NaN where LogProbs is, or when the vocabulary has no
+	// such token).
+	NoSpeechProbs []float64
 	// NoSpeechProb is the probability of the no-speech token at the
 	// start-of-transcript position; NaN when the vocabulary has none.
 	NoSpeechProb     float64

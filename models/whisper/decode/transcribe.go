@@ -111,7 +111,8 @@ type Segment struct {
 	Start, End float64 // seconds from the start of the recording
 	Text       string
 	Tokens     []int32 // sampled tokens, timestamps included
-	// The rest describe the window's decoding result.
+	// AvgLogProb and NoSpeechProb describe the segment (see
+	// segmentStats), the rest the window's decoding result.
 	// PaddedRetry: the window's shorter encoding failed the checks (see
 	// PaddedAudio) and it was decoded again padded to 30 s.
 	PaddedRetry      bool
@@ -224,7 +225,10 @@ func Transcribe(ctx context.Context, audio Audio, vocab Vocabulary, opts Transcr
 		}
 
 		segs, advance := splitSegments(res.Tokens, sp.TimestampBegin, size)
-		for _, s := range segs {
+		off := 0 // of the segment's tokens in res.Tokens
+		for i, s := range segs {
+			avg, noSpeech := segmentStats(res, off, len(s.tokens), i == len(segs)-1)
+			off += len(s.tokens)
 			text, err := vocab.Decode(textTokens(s.tokens, sp.EOT))
 			if err != nil {
 				return nil, fmt.Errorf("transcribe: %w", err)
@@ -238,9 +242,9 @@ func Transcribe(ctx context.Context, audio Audio, vocab Vocabulary, opts Transcr
 				Tokens:           s.tokens,
 				PaddedRetry:      retried,
 				Temperature:      res.Temperature,
-				AvgLogProb:       res.AvgLogProb,
+				AvgLogProb:       avg,
 				CompressionRatio: res.CompressionRatio,
-				NoSpeechProb:     res.NoSpeechProb,
+				NoSpeechProb:     noSpeech,
 			}
 			if s.start < 0 { // no timestamp pair: the whole window
 				seg.Start = timeOffset
