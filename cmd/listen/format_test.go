@@ -212,6 +212,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"--json", "--format", "srt", "x.wav"}, "disagree"},
 		{[]string{"--threads", "-1", "x.wav"}, "--threads -1"},
 		{[]string{"--vad-only", "-o", "x.txt", "x.wav"}, "--vad-only prints to stdout"},
+		{[]string{"--words", "-o", "x.srt", "x.wav"}, "the srt format has no word times"},
 	} {
 		if code, _, errs := runListen(t, c.args...); code != exitUsage || !strings.Contains(errs, c.msg) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, errs)

@@ -267,6 +267,9 @@ flags:
 	if err := outputArgs(cfg, *format); err != nil {
 		return nil, err
 	}
+	if cfg.words && cfg.format != transcript.JSON && cfg.format != transcript.VerboseJSON {
+		return nil, fmt.Errorf("--words: the %s format has no word times (want --format json or verbose_json)", cfg.format)
+	}
 	if err := cfg.vad.Validate(); err != nil {
 		return nil, err
 	}
