@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -116,18 +118,70 @@ func normalize(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// TestLiveJFK streams jfk.wav in 20 ms messages and gets its text.
+// TestLiveJFK streams jfk.wav in 20 ms messages and gets its text; with
+// ?partials=true also partial and final events (partials only when
+// decoding keeps up, so at least the finals are required).
 func TestLiveJFK(t *testing.T) {
 	url, _ := realServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c := dialLive(t, ctx, url)
-	defer c.CloseNow()
-	sendLive(t, ctx, c, jfkPCM(t))
-	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"end"}`)); err != nil {
+	for _, partials := range []bool{false, true} {
+		t.Run(fmt.Sprintf("partials=%v", partials), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			c := dialLive(t, ctx, url, fmt.Sprintf("partials=%v", partials))
+			defer c.CloseNow()
+			sendLive(t, ctx, c, jfkPCM(t))
+			if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"end"}`)); err != nil {
+				t.Fatal(err)
+			}
+			evs := readLiveEvents(t, ctx, c)
+			var segs []liveEvent
+			finals := 0
+			for _, ev := range evs {
+				switch ev.Type {
+				case "final":
+					finals++
+				case "partial":
+				default:
+					segs = append(segs, ev)
+				}
+			}
+			checkJFK(t, segs)
+			if partials && finals == 0 || !partials && finals+len(segs) != len(evs) {
+				t.Errorf("partials=%v: %d finals among %d events", partials, finals, len(evs))
+			}
+		})
+	}
+}
+
+// TestWords: timestamp_granularities[]=word gives verbose_json's words.
+func TestWords(t *testing.T) {
+	url, _ := realServer(t)
+	b, err := os.ReadFile(testenv.Shared(t, "data", "jfk.wav"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkJFK(t, readLiveEvents(t, ctx, c))
+	res, body := postForm(t, url+"/v1/audio/transcriptions", b, "response_format", "verbose_json", "timestamp_granularities[]", "word")
+	var v struct {
+		Words []struct {
+			Word       string
+			Start, End float64
+		}
+	}
+	if err := json.Unmarshal(body, &v); err != nil || res.StatusCode != 200 {
+		t.Fatalf("%d %s: %v", res.StatusCode, body, err)
+	}
+	var ws []string
+	last := 0.0
+	for _, w := range v.Words {
+		ws = append(ws, w.Word)
+		if w.Start < last-0.01 || w.End < w.Start {
+			t.Errorf("word %+v out of order (previous ended %.2f)", w, last)
+		}
+		last = w.End
+	}
+	if !strings.Contains(normalize(strings.Join(ws, " ")), jfkWords) || last < 9 || last > 11.1 {
+		t.Errorf("words %q, last ends at %.2f", ws, last)
+	}
 }
 
 // TestShutdownDrainsLive: Shutdown ends a live session's input where it

@@ -157,9 +157,10 @@ func pcm16(samples []float32) []byte {
 	return b
 }
 
-func dialLive(t *testing.T, ctx context.Context, url string) *websocket.Conn {
+func dialLive(t *testing.T, ctx context.Context, url string, query ...string) *websocket.Conn {
 	t.Helper()
-	c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/v1/audio/transcriptions/live?rate=16000", nil)
+	q := strings.Join(append([]string{"rate=16000"}, query...), "&")
+	c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/v1/audio/transcriptions/live?"+q, nil)
 	if err != nil {
 		t.Fatalf("dial: %v (%v)", err, res)
 	}

@@ -143,7 +143,11 @@ func (s *Server) transcribe(translate bool) http.HandlerFunc {
 
 // segment converts a library segment to the transcript formats' own.
 func segment(s listen.Segment) transcript.Segment {
-	return transcript.Segment{ID: s.ID, Seek: s.Seek, Start: s.Start, End: s.End, Text: s.Text, Tokens: s.Tokens,
+	var words []transcript.Word
+	for _, w := range s.Words {
+		words = append(words, transcript.Word{Text: strings.TrimSpace(w.Text), Start: w.Start, End: w.End, Probability: w.Probability})
+	}
+	return transcript.Segment{Words: words, ID: s.ID, Seek: s.Seek, Start: s.Start, End: s.End, Text: s.Text, Tokens: s.Tokens,
 		Language: s.Language, Temperature: s.Temperature, AvgLogProb: s.AvgLogProb, CompressionRatio: s.CompressionRatio,
 		NoSpeechProb: s.NoSpeechProb, EndsUtterance: s.EndsUtterance}
 }
@@ -228,7 +232,9 @@ func (s *Server) parseTranscribe(w http.ResponseWriter, r *http.Request, transla
 	for _, k := range []string{"timestamp_granularities[]", "timestamp_granularities"} {
 		for _, g := range form.Value[k] {
 			switch g {
-			case "word", "segment": // words come where the model times them: none do yet
+			case "word":
+				req.opts.Words = true
+			case "segment":
 			default:
 				return nil, badRequest(k, "invalid_timestamp_granularity", "timestamp granularity %q: want word or segment", g)
 			}
