@@ -221,7 +221,7 @@ func BenchmarkConv1d(b *testing.B) {
 			reportRate(b, flops, cpu0, "GFLOP/s")
 		})
 		if bw := e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w); bw != nil {
-			b.Run(fmt.Sprintf("amx-bf16/%s", tc), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s", BF16ConvPath(), tc), func(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := procstat.CPUTime().Seconds()
 				for b.Loop() {

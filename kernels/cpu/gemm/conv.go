@@ -61,10 +61,17 @@ type ConvWeight struct {
 	bf           []uint16
 	cin, k, cinP int
 	steps        int
+
+	// The pair form (PackConvWeightBF16 without AMX, see convpairs.go):
+	// depth blocks of kc pair steps (steps = k·cinP/2), each of panels A
+	// micro-panels for pk, a uint32 of two bfloat16 per row and step.
+	pairs []uint32
+	pk    *bf16Kernel
 }
 
-// BF16 reports whether the weight was packed for the bfloat16 (AMX) path.
-func (w *ConvWeight) BF16() bool { return w.bf != nil }
+// BF16 reports whether the weight was packed for a bfloat16 path (AMX
+// tiles or bfloat16 pair instructions).
+func (w *ConvWeight) BF16() bool { return w.bf != nil || w.pairs != nil }
 
 // Rows returns the number of output channels (Cout).
 func (w *ConvWeight) Rows() int { return w.m }
@@ -73,7 +80,7 @@ func (w *ConvWeight) Rows() int { return w.m }
 func (w *ConvWeight) Depth() int { return w.depth }
 
 // Bytes returns the packed size, for memory accounting.
-func (w *ConvWeight) Bytes() int { return 4*len(w.data) + 2*len(w.bf) }
+func (w *ConvWeight) Bytes() int { return 4*len(w.data) + 2*len(w.bf) + 4*len(w.pairs) }
 
 // convKernel returns the engine's microkernel for convolutions: the Go
 // kernel it runs (also set, to the best for the CPU, when its SGEMM goes to
@@ -148,7 +155,7 @@ func (s Conv1dShape) check(w *ConvWeight) {
 	if s.Cin*s.K != w.depth {
 		panic(fmt.Sprintf("gemm: Conv1d: weight depth %d ≠ Cin·K = %d·%d", w.depth, s.Cin, s.K))
 	}
-	if w.bf != nil && (s.Cin != w.cin || s.K != w.k) {
+	if w.BF16() && (s.Cin != w.cin || s.K != w.k) {
 		panic(fmt.Sprintf("gemm: Conv1d: bfloat16 weight for %d channels × %d taps, shape has %d × %d", w.cin, w.k, s.Cin, s.K))
 	}
 }
@@ -181,14 +188,15 @@ func (e *Engine) Conv1d(w *ConvWeight, s Conv1dShape, x []float32, ldx int, y []
 
 // convJob carries one Conv1d call to the workers; pooled per engine.
 type convJob struct {
-	team team
-	w    *ConvWeight
-	s    Conv1dShape
-	x, y []float32
-	bias []float32
-	ldx  int
-	ldy  int
-	amx  bool // the weight is in AMX form
+	team  team
+	w     *ConvWeight
+	s     Conv1dShape
+	x, y  []float32
+	bias  []float32
+	ldx   int
+	ldy   int
+	amx   bool // the weight is in AMX form
+	pairs bool // the weight is in pair form
 
 	// Window geometry: window row (ci·Stride + r) holds input frames
 	// Stride·(u + u0) + r for u < width, with u0 = j0 + amin for the
@@ -200,7 +208,7 @@ type convJob struct {
 	rowTasks, perTask  int // A micro-panels per row task
 
 	win  [][]float32 // per worker slot: the input window
-	bwin [][]uint32  // per worker slot: the bfloat16 window (AMX)
+	bwin [][]uint32  // per worker slot: the bfloat16 window (AMX, pairs)
 	cbuf [][]float32 // per worker slot: the task's C block
 }
 
@@ -237,27 +245,18 @@ func (j *convJob) setup(w *ConvWeight, s Conv1dShape, x []float32, ldx int, y []
 		}
 	}
 	j.amin = amin
-	j.amx = w.bf != nil
-	if j.amx {
+	j.amx, j.pairs = w.bf != nil, w.pairs != nil
+	switch {
+	case j.amx:
 		j.setupAMX(w, s, threads)
+		return
+	case j.pairs:
+		j.setupPairs(w, s, amax, threads)
 		return
 	}
 
 	flops := 2 * w.m * w.depth * s.Lout
-	j.workers = max(1, min(threads, flops/minFlopsPerWorker))
-	cols := roundUp(s.Lout, kern.nr)
-	j.colBlock = min(cols, convCols)
-	if j.workers > 1 && cols/j.colBlock < j.workers {
-		// Short sequences: narrower blocks first, then split the rows.
-		j.colBlock = roundUp(ceilDiv(cols, j.workers), kern.nr)
-	}
-	j.colTasks = ceilDiv(s.Lout, j.colBlock)
-	j.rowTasks = 1
-	if j.colTasks < j.workers {
-		j.rowTasks = min(w.panels, ceilDiv(j.workers, j.colTasks))
-	}
-	j.perTask = ceilDiv(w.panels, j.rowTasks)
-	j.rowTasks = ceilDiv(w.panels, j.perTask)
+	j.split(s.Lout, w.panels, kern.nr, max(1, min(threads, flops/minFlopsPerWorker)))
 
 	// The kernel reads nr columns of every sliver, the last one included.
 	j.width = roundUp(roundUp(j.colBlock, kern.nr)+amax-amin, 16)
@@ -275,9 +274,33 @@ func (j *convJob) setup(w *ConvWeight, s Conv1dShape, x []float32, ldx int, y []
 	}
 }
 
+// split divides a call of lout columns (in slivers of nr) and panels row
+// panels into tasks for workers: column blocks of at most convCols, and
+// for short sequences narrower blocks first, then row tasks of perTask
+// panels.
+func (j *convJob) split(lout, panels, nr, workers int) {
+	j.workers = workers
+	cols := roundUp(lout, nr)
+	j.colBlock = min(cols, convCols)
+	if j.workers > 1 && cols/j.colBlock < j.workers {
+		j.colBlock = roundUp(ceilDiv(cols, j.workers), nr)
+	}
+	j.colTasks = ceilDiv(lout, j.colBlock)
+	j.rowTasks = 1
+	if j.colTasks < j.workers {
+		j.rowTasks = min(panels, ceilDiv(j.workers, j.colTasks))
+	}
+	j.perTask = ceilDiv(panels, j.rowTasks)
+	j.rowTasks = ceilDiv(panels, j.perTask)
+}
+
 func (j *convJob) task(t, slot int) {
-	if j.amx {
+	switch {
+	case j.amx:
 		j.amxTask(t, slot)
+		return
+	case j.pairs:
+		j.pairsTask(t, slot)
 		return
 	}
 	w, s := j.w, j.s
@@ -319,10 +342,16 @@ func (j *convJob) task(t, slot int) {
 			}
 		}
 	}
+	j.writeOut(cbuf, ldc, p0*mr, min(w.m, p1*mr), j0, nb)
+}
+
+// writeOut copies output rows [r0, r1) of a task's C block (rows ldc
+// apart, the first row r0) to y at column j0, nb columns, adding the bias.
+func (j *convJob) writeOut(cbuf []float32, ldc, r0, r1, j0, nb int) {
 	y, ldy := j.y, j.ldy
-	for co := p0 * mr; co < min(w.m, p1*mr); co++ {
+	for co := r0; co < r1; co++ {
 		dst := y[co*ldy+j0 : co*ldy+j0+nb]
-		src := cbuf[(co-p0*mr)*ldc:][:nb]
+		src := cbuf[(co-r0)*ldc:][:nb]
 		if j.bias != nil {
 			addScalarTo(dst, src, j.bias[co])
 		} else {

@@ -240,21 +240,33 @@ func TestConv1dBadArgumentsPanic(t *testing.T) {
 	}
 }
 
-// TestConv1dBF16 checks the AMX path against float64 on the same operands
-// rounded to bfloat16: the only error left is float32 accumulation.
+// roundBF16 returns x rounded to bfloat16 (as float32 values).
+func roundBF16(x []float32) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = math.Float32frombits(uint32(toBF16(v)) << 16)
+	}
+	return y
+}
+
+// bf16ConvCases are convCases with two of Kokoro's shapes at a smaller
+// length: 128 channels of 11 dilated taps, and 22 channels (odd pair
+// count for AMX blocks) of one tap.
+func bf16ConvCases() []convCase {
+	return append(convCases(), convCase{128, 128, 11, 700, 1, 5, 25, 25, true}, convCase{64, 22, 1, 333, 1, 1, 0, 0, true})
+}
+
+// TestConv1dBF16 checks the machine's bfloat16 path (BF16ConvPath: AMX
+// tiles or VDPBF16PS) against float64 on the same operands rounded to
+// bfloat16: the only error left is float32 accumulation.
 func TestConv1dBF16(t *testing.T) {
-	if !HasBF16Conv() {
-		t.Skip("no AMX-BF16 on this machine (or the OS withholds it): nothing to test")
+	path := BF16ConvPath()
+	if path == "" {
+		t.Skip("no AMX-BF16 (or the OS withholds it) and no AVX512_BF16 on this machine: nothing to test")
 	}
 	r := rand.New(rand.NewPCG(19, 20))
-	round := func(x []float32) []float32 {
-		y := make([]float32, len(x))
-		for i, v := range x {
-			y[i] = math.Float32frombits(uint32(toBF16(v)) << 16)
-		}
-		return y
-	}
-	for _, tc := range append(convCases(), convCase{128, 128, 11, 700, 1, 5, 25, 25, true}, convCase{64, 22, 1, 333, 1, 1, 0, 0, true}) {
+	round := roundBF16
+	for _, tc := range bf16ConvCases() {
 		w := randSlice(r, tc.cout*tc.cin*tc.k)
 		x := randSlice(r, tc.cin*tc.l)
 		var bias []float32
@@ -270,14 +282,14 @@ func TestConv1dBF16(t *testing.T) {
 			}
 			pw := e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w)
 			if pw == nil || !pw.BF16() {
-				t.Fatal("PackConvWeightBF16 gave no AMX weight on an AMX machine")
+				t.Fatalf("PackConvWeightBF16 gave no bfloat16 weight where BF16ConvPath is %q", path)
 			}
 			ldy := lout + 3
 			y := randSlice(r, tc.cout*ldy)
 			y0 := append([]float32(nil), y...)
 			s := Conv1dShape{Cin: tc.cin, L: tc.l, K: tc.k, Stride: tc.stride, Dilation: tc.dil, PadLeft: tc.padL, Lout: lout}
 			e.Conv1d(pw, s, x, tc.l, y, ldy, bias)
-			compareSGEMM(t, fmt.Sprintf("amx/%dt %s", threads, tc), y, y0, ldy, want, mag, tc.cout, lout, tc.cin*tc.k)
+			compareSGEMM(t, fmt.Sprintf("%s/%dt %s", path, threads, tc), y, y0, ldy, want, mag, tc.cout, lout, tc.cin*tc.k)
 		}
 	}
 }
@@ -296,5 +308,126 @@ func TestBF16PairsMatchesScalar(t *testing.T) {
 				t.Fatalf("n=%d: pair %d = %#x, want %#x", n, i, got[i], want)
 			}
 		}
+	}
+}
+
+// TestConv1dBF16Pairs runs every pair kernel this CPU has (the portable
+// one everywhere) through Conv1d and checks it twice: against float64 on
+// the operands rounded to bfloat16, within float32 accumulation error
+// (compareSGEMM's (depth+2)·2⁻²³·Σ|w·x|), and against the exact float32
+// product, within 1.01·(2⁻⁷ + (depth+2)·2⁻²³)·Σ|w·x|: bfloat16 has 8
+// significant bits, so each operand rounded to nearest is off by at most
+// 2⁻⁸ of itself, and each product by 2⁻⁷ (and 2⁻¹⁶).
+func TestConv1dBF16Pairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, tc := range bf16ConvCases() {
+		w := randSlice(r, tc.cout*tc.cin*tc.k)
+		x := randSlice(r, tc.cin*tc.l)
+		var bias []float32
+		if tc.bias {
+			bias = randSlice(r, tc.cout)
+		}
+		wantBF, magBF := refConv(tc, roundBF16(w), roundBF16(x), bias)
+		want32, mag32 := refConv(tc, w, x, bias)
+		lout, depth := tc.lout(), tc.cin*tc.k
+		for _, pk := range bf16Kernels() {
+			for _, threads := range []int{1, 2, 3} {
+				e, err := NewGo(threads, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("%s/%dt %s", pk.name, threads, tc)
+				pw := e.packConvWeightPairs(pk, tc.cout, tc.cin, tc.k, w)
+				ldy := lout + 3
+				y := randSlice(r, tc.cout*ldy)
+				y0 := append([]float32(nil), y...)
+				s := Conv1dShape{Cin: tc.cin, L: tc.l, K: tc.k, Stride: tc.stride, Dilation: tc.dil, PadLeft: tc.padL, Lout: lout}
+				e.Conv1d(pw, s, x, tc.l, y, ldy, bias)
+				compareSGEMM(t, name, y, y0, ldy, wantBF, magBF, tc.cout, lout, depth)
+				bound := 1.01 * (0x1p-7 + float64(depth+2)*0x1p-23)
+				for co := 0; co < tc.cout; co++ {
+					for j := 0; j < lout; j++ {
+						got, want := float64(y[co*ldy+j]), want32[co*lout+j]
+						if d := math.Abs(got - want); !(d <= bound*mag32[co*lout+j]) {
+							t.Fatalf("%s: y[%d,%d] = %v, float32 product %v: |diff| %.3g > %.3g", name, co, j, got, want, d, bound*mag32[co*lout+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPairKernelsMatchFloat64 checks each pair kernel alone on scattered
+// offsets, with and without beta, against float64 sums of the widened
+// pairs (bfloat16 products are exact in float32).
+func TestPairKernelsMatchFloat64(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	pair := func() uint32 {
+		return uint32(toBF16(float32(r.NormFloat64()))) | uint32(toBF16(float32(r.NormFloat64())))<<16
+	}
+	for _, pk := range bf16Kernels() {
+		const k, nb = 37, 4000
+		a := make([]uint32, pk.mr*k)
+		b := make([]uint32, nb)
+		for i := range a {
+			a[i] = pair()
+		}
+		for i := range b {
+			b[i] = pair()
+		}
+		off := make([]int, k)
+		for p := range off {
+			off[p] = r.IntN(nb - pk.nr)
+		}
+		for _, beta := range []float32{0, 1, 0.5} {
+			c := randSlice(r, pk.mr*pk.nr)
+			want, mag := make([]float64, len(c)), make([]float64, len(c))
+			for i := 0; i < pk.mr; i++ {
+				for j := 0; j < pk.nr; j++ {
+					var s, sa float64
+					for p := 0; p < k; p++ {
+						av, bv := a[p*pk.mr+i], b[off[p]+j]
+						for _, v := range []float64{float64(bfLo(av)) * float64(bfLo(bv)), float64(bfHi(av)) * float64(bfHi(bv))} {
+							s += v
+							sa += math.Abs(v)
+						}
+					}
+					cv := float64(beta) * float64(c[i*pk.nr+j])
+					want[i*pk.nr+j], mag[i*pk.nr+j] = s+cv, sa+math.Abs(cv)
+				}
+			}
+			pk.fn(k, &a[0], &b[0], &off[0], &c[0], pk.nr, beta)
+			for x := range c {
+				if d := math.Abs(float64(c[x]) - want[x]); !(d <= float64(2*k+3)*0x1p-23*mag[x]) {
+					t.Fatalf("%s beta %v: c[%d] = %v, want %v", pk.name, beta, x, c[x], want[x])
+				}
+			}
+		}
+	}
+}
+
+// TestBF16ConvPath checks that the bfloat16 path follows the CPU: a
+// bfloat16 weight exactly where BF16ConvPath names a unit, and the pair
+// kernel where that unit is AVX512_BF16.
+func TestBF16ConvPath(t *testing.T) {
+	e, err := NewGo(1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := BF16ConvPath()
+	pw := e.PackConvWeightBF16(3, 5, 2, make([]float32, 30))
+	switch {
+	case path == "":
+		if pw != nil {
+			t.Fatal("PackConvWeightBF16 packed a weight on a machine without a bfloat16 unit")
+		}
+	case pw == nil || !pw.BF16():
+		t.Fatalf("BF16ConvPath %q but PackConvWeightBF16 gave no bfloat16 weight", path)
+	case (path == "amx-bf16") != (pw.bf != nil) || (pw.pk != nil && pw.pk.name != path):
+		t.Fatalf("BF16ConvPath %q but the weight is packed for AMX: %v, pair kernel %v", path, pw.bf != nil, pw.pk)
+	}
+	if path == "" && HasBF16Conv() || path != "" && !HasBF16Conv() {
+		t.Fatalf("HasBF16Conv %v disagrees with BF16ConvPath %q", HasBF16Conv(), path)
 	}
 }

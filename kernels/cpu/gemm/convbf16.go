@@ -34,13 +34,28 @@ const (
 	amxDepth       = 32
 )
 
-// HasBF16Conv reports whether PackConvWeightBF16 can run on this machine
-// (a CPU with AMX-BF16 and an OS that grants its state).
-func HasBF16Conv() bool { return amxReady() }
+// HasBF16Conv reports whether PackConvWeightBF16 can run on this machine:
+// a CPU with AMX-BF16 and an OS that grants its state, or a CPU with
+// AVX512_BF16 (see [BF16ConvPath]).
+func HasBF16Conv() bool { return BF16ConvPath() != "" }
+
+// BF16ConvPath names the unit PackConvWeightBF16's weights run on:
+// "amx-bf16" (tiles, preferred where present), "go-avx512bf16" (VDPBF16PS,
+// 12×32 register tiles), or "" when the CPU has neither and bfloat16
+// would only cost accuracy.
+func BF16ConvPath() string {
+	if amxReady() {
+		return "amx-bf16"
+	}
+	if k := bestBF16Kernel(); k != nil {
+		return k.name
+	}
+	return ""
+}
 
 // PackConvWeightBF16 packs a Conv1d weight w [cout, cin, k] (one group,
-// contiguous) for the AMX path, rounding it to bfloat16; nil when the
-// machine has no AMX-BF16.
+// contiguous) for the bfloat16 path [BF16ConvPath] names, rounding it to
+// bfloat16; nil when the machine has no bfloat16 unit.
 func (e *Engine) PackConvWeightBF16(cout, cin, k int, w []float32) *ConvWeight {
 	if cout <= 0 || cin <= 0 || k <= 0 {
 		panic(fmt.Sprintf("gemm: PackConvWeightBF16: %d×%d×%d weight", cout, cin, k))
@@ -49,6 +64,9 @@ func (e *Engine) PackConvWeightBF16(cout, cin, k int, w []float32) *ConvWeight {
 		panic(fmt.Sprintf("gemm: PackConvWeightBF16: len(w) = %d < %d", len(w), cout*cin*k))
 	}
 	if !amxReady() {
+		if pk := bestBF16Kernel(); pk != nil {
+			return e.packConvWeightPairs(pk, cout, cin, k, w)
+		}
 		return nil
 	}
 	cinP := roundUp(cin, amxDepth)
@@ -93,18 +111,7 @@ func (j *convJob) setupAMX(w *ConvWeight, s Conv1dShape, threads int) {
 	// AMX is fast enough that splitting small convolutions costs more
 	// than it saves.
 	j.workers = max(1, min(threads, flops/(16*minFlopsPerWorker)))
-	cols := roundUp(s.Lout, amxRowsPerPair)
-	j.colBlock = min(cols, convCols)
-	if j.workers > 1 && cols/j.colBlock < j.workers {
-		j.colBlock = roundUp(ceilDiv(cols, j.workers), amxRowsPerPair)
-	}
-	j.colTasks = ceilDiv(s.Lout, j.colBlock)
-	j.rowTasks = 1
-	if j.colTasks < j.workers {
-		j.rowTasks = min(pairs, ceilDiv(j.workers, j.colTasks))
-	}
-	j.perTask = ceilDiv(pairs, j.rowTasks)
-	j.rowTasks = ceilDiv(pairs, j.perTask)
+	j.split(s.Lout, pairs, amxRowsPerPair, j.workers)
 	j.width = roundUp(roundUp(j.colBlock, amxRowsPerPair)+amax-j.amin, 16)
 	if cap(j.off) < w.steps {
 		j.off = make([]int, w.steps)
@@ -145,16 +152,7 @@ func (j *convJob) amxTask(t, slot int) {
 		amxRows(&w.bf[2*pr*w.steps*16*amxDepth], &win[0], &j.off[0], w.steps, 4*s.Stride*j.width,
 			&cbuf[(pr-p0)*amxRowsPerPair*ldc], 4*ldc, ldc/amxRowsPerPair)
 	}
-	y, ldy := j.y, j.ldy
-	for co := p0 * amxRowsPerPair; co < min(w.m, p1*amxRowsPerPair); co++ {
-		dst := y[co*ldy+j0 : co*ldy+j0+nb]
-		src := cbuf[(co-p0*amxRowsPerPair)*ldc:][:nb]
-		if j.bias != nil {
-			addScalarTo(dst, src, j.bias[co])
-		} else {
-			copy(dst, src)
-		}
-	}
+	j.writeOut(cbuf, ldc, p0*amxRowsPerPair, min(w.m, p1*amxRowsPerPair), j0, nb)
 }
 
 // fillWindowBF16 fills the bfloat16 window of a column block: row

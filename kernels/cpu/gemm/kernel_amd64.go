@@ -14,6 +14,23 @@ func offsetKernelAVX2(k int, a, b *float32, off *int, c *float32, ldc int, beta 
 //go:noescape
 func offsetKernelAVX512(k int, a, b *float32, off *int, c *float32, ldc int, beta float32)
 
+//go:noescape
+func offsetKernelBF16(k int, a, b *uint32, off *int, c *float32, ldc int, beta float32)
+
+// avx512BF16Kernel is the VDPBF16PS pair kernel (conv_amd64.s): the
+// float32 AVX-512 kernel's 12×32 tile with two depth steps per
+// instruction, so half as many pair steps per depth block.
+var avx512BF16Kernel = &bf16Kernel{name: "go-avx512bf16", mr: 12, nr: 32, kc: 192, fn: offsetKernelBF16}
+
+// bf16Kernels lists the bfloat16 pair kernels this CPU runs, fastest
+// first, the portable one last.
+func bf16Kernels() []*bf16Kernel {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
+		return []*bf16Kernel{avx512BF16Kernel, genericBF16Kernel}
+	}
+	return []*bf16Kernel{genericBF16Kernel}
+}
+
 var (
 	avx512Kernel = &sgemmKernel{name: "go-avx512", mr: 12, nr: 32, kc: 384, mc: 1920, nc: 512, fn: sgemmKernelAVX512, offFn: offsetKernelAVX512}
 	avx2Kernel   = &sgemmKernel{name: "go-avx2", mr: 6, nr: 16, kc: 256, mc: 1920, nc: 512, fn: sgemmKernelAVX2, offFn: offsetKernelAVX2}

@@ -9,6 +9,8 @@ var neonKernel = &sgemmKernel{name: "go-neon", mr: 8, nr: 12, kc: 256, mc: 960, 
 
 func sgemmKernels() []*sgemmKernel { return []*sgemmKernel{neonKernel, genericKernel} }
 
+func bf16Kernels() []*bf16Kernel { return []*bf16Kernel{genericBF16Kernel} }
+
 func igemmKernels() []*igemmKernel { return []*igemmKernel{genericIKernel} }
 
 func packRowsFast(dst []float32, w, rows, depth int, x []float32, ld, r0, p0 int) int { return 0 }
