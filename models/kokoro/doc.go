@@ -47,10 +47,11 @@
 // Graph 3 holds almost all the arithmetic (about 50 GFLOP per second of
 // audio, in convolutions of 128 and 256 channels at 4800 and 800 frames per
 // second). Its convolutions run as implicit GEMMs (kernels/cpu/gemm), and
-// on CPUs with AMX-BF16 in bfloat16 with float32 sums ([graph.ConvOpts]
-// BF16): five to eight times the float32 throughput, with the golden
-// waveform figures within 0.003 (rel L2) and 0.002 (Pearson) of the float32
-// ones. Graphs 1 and 2 stay float32: the predicted F0 drives the harmonic
+// on CPUs with a bfloat16 unit in bfloat16 with float32 sums
+// ([graph.ConvOpts] BF16): AMX-BF16 tiles, five to eight times the float32
+// throughput, or AVX512_BF16's VDPBF16PS where there is no AMX (AMD Zen 4
+// and 5), about twice; the golden waveform figures stay within 0.003 (rel
+// L2) and 0.002 (Pearson) of the float32 ones. Graphs 1 and 2 stay float32: the predicted F0 drives the harmonic
 // source's phase, and durations must match the reference exactly.
 // [Model.Float32] runs everything in float32. [Model.Warm] pays the first-use
 // costs (weights packed for the GEMMs, folding) before the first request.

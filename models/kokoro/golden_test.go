@@ -146,7 +146,8 @@ func TestGoldenDurations(t *testing.T) {
 }
 
 // TestGoldenParity checks the default model (bfloat16 generator stage
-// where the CPU has AMX) and, where that differs, the float32 one.
+// where the CPU has AMX or AVX512_BF16) and, where that differs, the
+// float32 one.
 func TestGoldenParity(t *testing.T) {
 	models := []struct {
 		mode string
@@ -164,6 +165,42 @@ func TestGoldenParity(t *testing.T) {
 				testGoldenCase(t, mm.m, name)
 			})
 		}
+	}
+}
+
+// TestBF16Gate holds the bfloat16 decoder to issue 17's bar where this
+// CPU runs it (AMX tiles or AVX512_BF16, gemm.BF16ConvPath): the waveform
+// correlates with the float32 reference's (the golden) and with this
+// model's own float32 run at Pearson ≥ 0.995, so the default may use it.
+func TestBF16Gate(t *testing.T) {
+	if !gemm.HasBF16Conv() {
+		t.Skip("no bfloat16 unit on this CPU: the default model is the float32 one")
+	}
+	m := loadTestModel(t)
+	for _, name := range goldenCases {
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() && !strings.HasPrefix(name, "hello") {
+				t.Skip("-short: the hello cases only")
+			}
+			g := loadGolden(t, name)
+			bf, err := m.Forward(context.Background(), g.ids, g.style, g.speed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f32, err := m.Float32().Forward(context.Background(), g.ids, g.style, g.speed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(bf.Audio) != len(f32.Audio) || len(bf.Audio) != len(g.waveform) {
+				t.Fatalf("waveform lengths %d (%s), %d (float32), golden %d", len(bf.Audio), gemm.BF16ConvPath(), len(f32.Audio), len(g.waveform))
+			}
+			pg, pf := signalcmp.Pearson(bf.Audio, g.waveform), signalcmp.Pearson(bf.Audio, f32.Audio)
+			t.Logf("%s vs golden: Pearson %.5f, rel L2 %.4f; vs float32: Pearson %.5f, rel L2 %.4f",
+				gemm.BF16ConvPath(), pg, signalcmp.RelL2(bf.Audio, g.waveform), pf, signalcmp.RelL2(bf.Audio, f32.Audio))
+			if !(pg >= 0.995) || !(pf >= 0.995) {
+				t.Errorf("bfloat16 waveform Pearson %.5f vs golden, %.5f vs float32: want ≥ 0.995 for both", pg, pf)
+			}
+		})
 	}
 }
 
