@@ -1,0 +1,123 @@
+#include "textflag.h"
+
+// Panel kernels for PanelB.MulAdd (AVX-512F). A panel is k rows of 64
+// floats (256 bytes), read once front to back; each row of A is
+// broadcast one value per step. The accumulators start from C, so C gets
+// the product added to it.
+
+// Four rows: Z0–Z15 accumulate (row r in Z(4r)..Z(4r+3)), Z16–Z19 hold the
+// panel row, Z20–Z23 the broadcast A values.
+#define P4_ROW(areg, bc, z0, z1, z2, z3) \
+	VBROADCASTSS (areg), bc; \
+	VFMADD231PS  Z16, bc, z0; \
+	VFMADD231PS  Z17, bc, z1; \
+	VFMADD231PS  Z18, bc, z2; \
+	VFMADD231PS  Z19, bc, z3
+
+#define P4_LOAD(creg, z0, z1, z2, z3) \
+	VMOVUPS (creg), z0; \
+	VMOVUPS 64(creg), z1; \
+	VMOVUPS 128(creg), z2; \
+	VMOVUPS 192(creg), z3
+
+#define P4_STORE(creg, z0, z1, z2, z3) \
+	VMOVUPS z0, (creg); \
+	VMOVUPS z1, 64(creg); \
+	VMOVUPS z2, 128(creg); \
+	VMOVUPS z3, 192(creg)
+
+// func panel4AVX512(k int, b, a0, a1, a2, a3, c0, c1, c2, c3 *float32)
+TEXT ·panel4AVX512(SB), NOSPLIT, $0-80
+	MOVQ k+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ a0+16(FP), R8
+	MOVQ a1+24(FP), R9
+	MOVQ a2+32(FP), R10
+	MOVQ a3+40(FP), R11
+	MOVQ c0+48(FP), R12
+	MOVQ c1+56(FP), R13
+	MOVQ c2+64(FP), R14
+	MOVQ c3+72(FP), R15
+	P4_LOAD(R12, Z0, Z1, Z2, Z3)
+	P4_LOAD(R13, Z4, Z5, Z6, Z7)
+	P4_LOAD(R14, Z8, Z9, Z10, Z11)
+	P4_LOAD(R15, Z12, Z13, Z14, Z15)
+	TESTQ CX, CX
+	JZ    p4done
+
+p4loop:
+	VMOVUPS (SI), Z16
+	VMOVUPS 64(SI), Z17
+	VMOVUPS 128(SI), Z18
+	VMOVUPS 192(SI), Z19
+	P4_ROW(R8, Z20, Z0, Z1, Z2, Z3)
+	P4_ROW(R9, Z21, Z4, Z5, Z6, Z7)
+	P4_ROW(R10, Z22, Z8, Z9, Z10, Z11)
+	P4_ROW(R11, Z23, Z12, Z13, Z14, Z15)
+	ADDQ $256, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JNZ  p4loop
+
+p4done:
+	P4_STORE(R12, Z0, Z1, Z2, Z3)
+	P4_STORE(R13, Z4, Z5, Z6, Z7)
+	P4_STORE(R14, Z8, Z9, Z10, Z11)
+	P4_STORE(R15, Z12, Z13, Z14, Z15)
+	VZEROUPPER
+	RET
+
+// One row: a single chain of four accumulators would wait on the FMA
+// latency every step, so even steps sum into Z0–Z3 and odd steps into
+// Z4–Z7, added together at the end.
+// func panel1AVX512(k int, b, a, c *float32)
+TEXT ·panel1AVX512(SB), NOSPLIT, $0-32
+	MOVQ k+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ a+16(FP), R8
+	MOVQ c+24(FP), DI
+	P4_LOAD(DI, Z0, Z1, Z2, Z3)
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   CX, DX
+	SHRQ   $1, DX
+	JZ     p1tail
+
+p1loop:
+	VBROADCASTSS (R8), Z20
+	VBROADCASTSS 4(R8), Z21
+	VFMADD231PS  (SI), Z20, Z0
+	VFMADD231PS  64(SI), Z20, Z1
+	VFMADD231PS  128(SI), Z20, Z2
+	VFMADD231PS  192(SI), Z20, Z3
+	VFMADD231PS  256(SI), Z21, Z4
+	VFMADD231PS  320(SI), Z21, Z5
+	VFMADD231PS  384(SI), Z21, Z6
+	VFMADD231PS  448(SI), Z21, Z7
+	ADDQ         $512, SI
+	ADDQ         $8, R8
+	DECQ         DX
+	JNZ          p1loop
+
+p1tail:
+	ANDQ $1, CX
+	JZ   p1done
+	VBROADCASTSS (R8), Z20
+	VFMADD231PS  (SI), Z20, Z0
+	VFMADD231PS  64(SI), Z20, Z1
+	VFMADD231PS  128(SI), Z20, Z2
+	VFMADD231PS  192(SI), Z20, Z3
+
+p1done:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	P4_STORE(DI, Z0, Z1, Z2, Z3)
+	VZEROUPPER
+	RET
