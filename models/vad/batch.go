@@ -9,14 +9,17 @@ import (
 )
 
 // Batch scores many streams at once: each call takes one chunk from every
-// stream and runs the network once for all of them (one program run, one
-// launch per kernel on a GPU), carrying each stream's LSTM state and
-// context as a Detector does. It is what a service listening to many
+// stream and runs the network once for all of them, carrying each stream's
+// LSTM state and context as a Detector does. On the CPU fast path (see
+// Model.Path) every layer is one product over all the streams' rows, so a
+// weight is read once per four streams rather than once per stream; on an
+// engine it is one program run (one launch per kernel on a GPU). It is what a service listening to many
 // callers uses instead of a Detector per caller. A Batch is not safe for
 // concurrent use.
 type Batch struct {
 	b    *branch
 	n    int
+	fs   *fastStreams // the fast path: every layer one product over all streams
 	prog *graph.Program
 	st   *graph.State // [2, n, Hidden]
 	x    graph.Tensor // [n, context+chunk]
@@ -34,6 +37,9 @@ func (m *Model) NewBatch(ctx context.Context, rate, streams int) (*Batch, error)
 	b, err := m.branch(rate)
 	if err != nil {
 		return nil, err
+	}
+	if net := m.fast[rate]; net != nil {
+		return &Batch{b: b, n: streams, fs: newFastStreams(net, streams), out: make([]float32, streams)}, nil
 	}
 	st, err := m.eng.NewState(fmt.Sprintf("vad%d.batch%d", rate, streams), graph.F32, graph.Shape{2, streams, Hidden})
 	if err != nil {
@@ -61,6 +67,10 @@ func (bt *Batch) ChunkSize() int { return bt.b.chunk }
 
 // Reset starts every stream anew: zero state and context.
 func (bt *Batch) Reset(ctx context.Context) error {
+	if bt.fs != nil {
+		bt.fs.reset()
+		return nil
+	}
 	if bt.prog == nil {
 		return ErrClosed
 	}
@@ -75,7 +85,7 @@ func (bt *Batch) Reset(ctx context.Context) error {
 // exactly ChunkSize samples) and writes stream i's speech probability to
 // dst[i].
 func (bt *Batch) Probs(ctx context.Context, chunks [][]float32, dst []float32) error {
-	if bt.prog == nil {
+	if bt.prog == nil && bt.fs == nil {
 		return ErrClosed
 	}
 	if len(chunks) != bt.n || len(dst) != bt.n {
@@ -91,7 +101,16 @@ func (bt *Batch) Probs(ctx context.Context, chunks [][]float32, dst []float32) e
 				return fmt.Errorf("%w: stream %d, sample %d of the chunk is %v", ErrNotFinite, i, j, v)
 			}
 		}
-		copy(bt.in[i*w+c:(i+1)*w], chunk)
+		if bt.fs != nil {
+			copy(bt.fs.input(i), chunk)
+		} else {
+			copy(bt.in[i*w+c:(i+1)*w], chunk)
+		}
+	}
+	if bt.fs != nil {
+		bt.fs.step(bt.out)
+		copy(dst, bt.out)
+		return nil
 	}
 	if err := bt.prog.SetF32(ctx, bt.x, bt.in); err != nil {
 		return fmt.Errorf("vad: %w", err)
@@ -113,6 +132,7 @@ func (bt *Batch) Probs(ctx context.Context, chunks [][]float32, dst []float32) e
 
 // Close releases the batch's program and state.
 func (bt *Batch) Close() {
+	bt.fs = nil
 	if bt.prog != nil {
 		bt.prog.Close()
 		bt.st.Close()

@@ -69,14 +69,40 @@ func (m *Model) putRunner(r *runner) {
 	m.idle[r.b.rate] = append(m.idle[r.b.rate], r)
 }
 
+// getFast takes recycled fast-path buffers for one stream of net's rate or
+// lays out new ones.
+func (m *Model) getFast(net *fastNet) (*fastStreams, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.close {
+		return nil, ErrClosed
+	}
+	if l := m.idleFast[net.b.rate]; len(l) > 0 {
+		fs := l[len(l)-1]
+		m.idleFast[net.b.rate] = l[:len(l)-1]
+		return fs, nil
+	}
+	return newFastStreams(net, 1), nil
+}
+
+func (m *Model) putFast(fs *fastStreams) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.close {
+		m.idleFast[fs.net.b.rate] = append(m.idleFast[fs.net.b.rate], fs)
+	}
+}
+
 // Detector scores one audio stream chunk by chunk, carrying the LSTM state
 // and the last samples of context from call to call exactly as Silero's
 // OnnxWrapper does. It is not safe for concurrent use: one goroutine per
 // detector. Close returns its resources to the Model.
 type Detector struct {
 	m   *Model
-	r   *runner
-	in  []float32 // context followed by the new chunk, as the model reads it
+	b   *branch
+	r   *runner      // the compiled program, or nil on the fast path
+	fs  *fastStreams // the fast path's buffers, or nil
+	in  []float32    // context followed by the new chunk, as the program reads it
 	out [1]float32
 }
 
@@ -88,11 +114,17 @@ func (m *Model) NewDetector(ctx context.Context, rate int) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.getRunner(ctx, b)
-	if err != nil {
-		return nil, err
+	d := &Detector{m: m, b: b}
+	if net := m.fast[b.rate]; net != nil {
+		if d.fs, err = m.getFast(net); err != nil {
+			return nil, err
+		}
+	} else {
+		if d.r, err = m.getRunner(ctx, b); err != nil {
+			return nil, err
+		}
+		d.in = make([]float32, b.context+b.chunk)
 	}
-	d := &Detector{m: m, r: r, in: make([]float32, b.context+b.chunk)}
 	if err := d.Reset(ctx); err != nil {
 		d.Close()
 		return nil, err
@@ -101,14 +133,18 @@ func (m *Model) NewDetector(ctx context.Context, rate int) (*Detector, error) {
 }
 
 // SampleRate returns the rate the detector scores.
-func (d *Detector) SampleRate() int { return d.r.b.rate }
+func (d *Detector) SampleRate() int { return d.b.rate }
 
 // ChunkSize returns the number of new samples Prob takes (512 at 16 kHz,
 // 256 at 8 kHz).
-func (d *Detector) ChunkSize() int { return d.r.b.chunk }
+func (d *Detector) ChunkSize() int { return d.b.chunk }
 
 // Reset starts a new stream: zero LSTM state and zero context.
 func (d *Detector) Reset(ctx context.Context) error {
+	if d.fs != nil {
+		d.fs.reset()
+		return nil
+	}
 	if d.r == nil {
 		return ErrClosed
 	}
@@ -124,16 +160,21 @@ func (d *Detector) Reset(ctx context.Context) error {
 // returns the probability that it holds speech. It allocates nothing.
 func (d *Detector) Prob(ctx context.Context, chunk []float32) (float32, error) {
 	r := d.r
-	if r == nil {
+	if r == nil && d.fs == nil {
 		return 0, ErrClosed
 	}
-	if len(chunk) != r.b.chunk {
-		return 0, fmt.Errorf("%w: got %d samples, want %d at %d Hz", ErrChunkSize, len(chunk), r.b.chunk, r.b.rate)
+	if len(chunk) != d.b.chunk {
+		return 0, fmt.Errorf("%w: got %d samples, want %d at %d Hz", ErrChunkSize, len(chunk), d.b.chunk, d.b.rate)
 	}
 	for i, v := range chunk {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return 0, fmt.Errorf("%w: sample %d of the chunk is %v", ErrNotFinite, i, v)
 		}
+	}
+	if d.fs != nil {
+		copy(d.fs.input(0), chunk)
+		d.fs.step(d.out[:])
+		return d.out[0], nil
 	}
 	copy(d.in[r.b.context:], chunk)
 	if err := r.prog.SetF32(ctx, r.x, d.in); err != nil {
@@ -156,6 +197,10 @@ func (d *Detector) Close() {
 	if d.r != nil {
 		d.m.putRunner(d.r)
 		d.r = nil
+	}
+	if d.fs != nil {
+		d.m.putFast(d.fs)
+		d.fs = nil
 	}
 }
 

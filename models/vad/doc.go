@@ -28,6 +28,11 @@
 //     plus its audio) out, each as soon as it is final; an open segment is
 //     flushed at the end of the stream.
 //   - [Model.Probs] and [Model.Detect] do the same for a whole clip.
+//   - On a CPU engine with AVX-512, detectors and batches skip the compiled
+//     program and run fast.go: the same network as a fixed sequence of
+//     panel products (kernels/cpu/gemm) on buffers laid out once per
+//     stream, within 1e-5 of the program's probabilities (fast_test.go);
+//     [Model.Path] says which runs.
 //
 // Typical use:
 //

@@ -18,10 +18,11 @@ import (
 )
 
 var (
-	modelOnce sync.Once
-	model     *vad.Model
-	modelArt  *weights.Artifact
-	modelErr  error
+	modelOnce  sync.Once
+	model      *vad.Model
+	graphModel *vad.Model // the same weights on compiled programs only
+	modelArt   *weights.Artifact
+	modelErr   error
 )
 
 // testModel opens silero-vad-v6 from the model cache without fetching. It
@@ -40,7 +41,11 @@ func testModel(t testing.TB) *vad.Model {
 		if modelErr != nil {
 			return
 		}
-		model, modelErr = vad.New(graph.NewEngine(cpu.New()), modelArt)
+		eng := graph.NewEngine(cpu.New())
+		if model, modelErr = vad.New(eng, modelArt); modelErr != nil {
+			return
+		}
+		graphModel, modelErr = vad.NewGraphOnly(eng, modelArt)
 	})
 	if errors.Is(modelErr, weights.ErrNotReady) {
 		t.Skipf("SKIPPED: silero-vad-v6 is not in the model cache: %v — run `go run ./cmd/models fetch silero-vad-v6` (or `make models`)", modelErr)
@@ -49,6 +54,14 @@ func testModel(t testing.TB) *vad.Model {
 		t.Fatalf("loading silero-vad-v6: %v", modelErr)
 	}
 	return model
+}
+
+// testGraphModel is testModel on the compiled programs alone (the fast
+// path's reference).
+func testGraphModel(t testing.TB) *vad.Model {
+	t.Helper()
+	testModel(t)
+	return graphModel
 }
 
 // sharedDir returns ../shared, skipping loudly when its VAD goldens are absent.

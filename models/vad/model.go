@@ -7,6 +7,7 @@ import (
 
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
 	"github.com/tensorforge/forge/weights"
 )
 
@@ -64,10 +65,12 @@ type Model struct {
 	eng      *graph.Engine
 	art      *weights.Artifact // closed by Close when Open loaded it
 	branches map[int]*branch
+	fast     map[int]*fastNet // by rate; empty where the compiled programs run
 
-	mu    sync.Mutex
-	idle  map[int][]*runner // recycled per-stream programs and states, by rate
-	close bool
+	mu       sync.Mutex
+	idle     map[int][]*runner      // recycled per-stream programs and states, by rate
+	idleFast map[int][]*fastStreams // recycled fast-path stream buffers, by rate
+	close    bool
 }
 
 // Open loads the silero-vad-v6 artifact from the model cache (fetching and
@@ -92,7 +95,9 @@ func New(eng *graph.Engine, a *weights.Artifact) (*Model, error) {
 	if eng == nil || a == nil {
 		return nil, fmt.Errorf("vad: New needs an engine and an artifact")
 	}
-	m := &Model{eng: eng, branches: map[int]*branch{}, idle: map[int][]*runner{}}
+	m := &Model{eng: eng, branches: map[int]*branch{}, fast: map[int]*fastNet{},
+		idle: map[int][]*runner{}, idleFast: map[int][]*fastStreams{}}
+	useFast := fastAvailable(eng.Backend().Name())
 	for _, geo := range geometries {
 		prefix := ""
 		if geo.rate == Rate8k {
@@ -106,8 +111,26 @@ func New(eng *graph.Engine, a *weights.Artifact) (*Model, error) {
 			continue // the 8 kHz branch is optional
 		}
 		m.branches[geo.rate] = b
+		if useFast {
+			// A geometry the fast path is not laid out for keeps the
+			// compiled program; the weights loaded, so that is no error.
+			if n, err := newFastNet(b); err == nil {
+				m.fast[geo.rate] = n
+			}
+		}
 	}
 	return m, nil
+}
+
+// Path says how the model computes a chunk on this machine, for logs and
+// reports: "fast (panels: avx512)" when streams run the fused CPU sequence
+// of fast.go, "graph" when they run compiled programs on the engine (a
+// GPU engine, or a CPU without a SIMD panel kernel).
+func (m *Model) Path() string {
+	if len(m.fast) > 0 {
+		return "fast (panels: " + gemm.PanelPath() + ")"
+	}
+	return "graph"
 }
 
 // Close releases the recycled detector programs and, when Open loaded the
@@ -115,7 +138,7 @@ func New(eng *graph.Engine, a *weights.Artifact) (*Model, error) {
 func (m *Model) Close() error {
 	m.mu.Lock()
 	idle := m.idle
-	m.idle, m.close = nil, true
+	m.idle, m.idleFast, m.close = nil, nil, true
 	m.mu.Unlock()
 	for _, rs := range idle {
 		for _, r := range rs {

@@ -16,7 +16,7 @@ import (
 // between the two. The probabilities must equal the CPU backend's bit for
 // bit, since the same CPU kernels compute every step.
 func TestPartialBackend(t *testing.T) {
-	ref := testModel(t)
+	ref := testGraphModel(t)
 	samples := goldenAudio(t, "jfk")
 	want, err := ref.Probs(ctx(), samples, 16000)
 	if err != nil {

@@ -61,9 +61,11 @@ func (p *PanelB) Bytes() int { return 4 * len(p.data) }
 // them anywhere without copying: at overlapping windows of one buffer (the
 // taps of a convolution over time-major frames), or at the rows of many
 // streams. Each a[i] must hold at least K values and each c[i] at least N;
-// an output row must not overlap any input row. Four rows run at a time
-// and the sums stay in registers over the whole depth, with AVX-512 where
-// the CPU has it ([PanelPath]); it allocates nothing.
+// an output row must not overlap any input row, nor another output row
+// unless it is the same row. Up to four rows run at a time, so every panel
+// is read once per four rows, and the sums stay in registers over the whole
+// depth, with AVX-512 where the CPU has it ([PanelPath]); it allocates
+// nothing.
 func (p *PanelB) MulAdd(c, a [][]float32) {
 	if len(a) != len(c) {
 		panic(fmt.Sprintf("gemm: PanelB.MulAdd: %d rows of A for %d rows of C", len(a), len(c)))
@@ -78,8 +80,18 @@ func (p *PanelB) MulAdd(c, a [][]float32) {
 	for ; i+4 <= m; i += 4 {
 		p.rows4(c[i:i+4:i+4], a[i:i+4:i+4])
 	}
-	for ; i < m; i++ {
+	switch m - i {
+	case 1:
 		p.row1(c[i], a[i])
+	case 2, 3:
+		// Two or three rows still read each panel once: the four-row
+		// kernel runs with the last row repeated, which loads and stores
+		// the same sums twice.
+		var ar, cr [4][]float32
+		for r := range 4 {
+			ar[r], cr[r] = a[min(i+r, m-1)], c[min(i+r, m-1)]
+		}
+		p.rows4(cr[:], ar[:])
 	}
 }
 

@@ -1,0 +1,371 @@
+package vad
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
+)
+
+// The streaming fast path. A chunk of one stream is about 0.4 million
+// multiply-adds over 0.9 MB of weights; run as a compiled program it pays
+// for a dozen kernel dispatches, buffer binding and, for the convolutions
+// and the LSTM, a GEMM driver built for large products (12-row tiles,
+// packing, a thread team), which together cost several times the
+// arithmetic. Here the same network is one fixed sequence of panel
+// products (gemm.PanelB, run on the calling goroutine) on buffers laid out
+// once per stream, so that no step copies or allocates:
+//
+//   - activations are time-major ([frame][channel]) with a zero frame
+//     before and after, so the three taps of a convolution at one output
+//     frame are one contiguous row of the buffer: the convolution is a
+//     product of overlapping rows with the weight packed tap-major, with
+//     no im2col;
+//   - the STFT basis is the window times cos and sin, so its real rows are
+//     even and its imaginary rows odd about the middle of the frame
+//     (checked when the weights are packed): each frame is folded into
+//     x[n] + x[N−n] and x[n] − x[N−n], and the two products are half as
+//     deep and read 131 KB of weights instead of 264 KB;
+//   - the encoder's output frame is written straight into the first half
+//     of the LSTM's input row [x; h], whose second half is the carried h,
+//     so the cell's two products are one;
+//   - taps that only ever read padding (the short layers at the end of the
+//     encoder) are left out of the packed weight.
+//
+// Several streams (a Batch) run every layer as one product over all their
+// rows. The compiled program stays the reference: fast_test.go checks this
+// path against it chunk by chunk.
+
+// fastConv is one encoder layer packed for the fast path.
+type fastConv struct {
+	w                 *gemm.PanelB // [(taps)·cin, cout], tap-major rows
+	bias              []float32
+	cin, cout, stride int
+	tIn, tOut, tapLo  int
+	rowLen            int  // taps·cin: the A row of one output frame
+	padIn, padOut     int  // floats per stream of the padded input and output buffers
+	last              bool // the output is the LSTM's input x, not a padded buffer
+}
+
+// fastNet is a branch's weights packed for the fast path. It is immutable
+// and shared by every stream of the model.
+type fastNet struct {
+	b      *branch
+	frames int // STFT frames per chunk
+	// The folded STFT (see foldFrames): reB maps the even part (N/2 + 1
+	// values) to the real bins but the last, nyq holds the last real
+	// bin's coefficients, imB maps the odd part (N/2 − 1 values) to the
+	// imaginary bins 1 … N/2 − 1 (the first and last are sin 0 = 0).
+	reB, imB *gemm.PanelB
+	nyq      []float32
+	enc      [4]fastConv
+	gates    *gemm.PanelB // [x; h] (2·Hidden) → i, f, g, o (4·Hidden)
+	gateBias []float32    // b_ih + b_hh
+	decW     []float32
+	decB     float32
+}
+
+// fastAvailable reports whether the fast path runs here: only where the
+// engine computes on this CPU (a GPU engine keeps its programs) and the
+// panel products have a SIMD kernel (elsewhere the compiled program's
+// GEMMs are faster than the portable panel loop).
+func fastAvailable(backend string) bool {
+	return backend == "cpu" && gemm.PanelPath() != "go"
+}
+
+// newFastNet packs b's weights. It fails when the branch's geometry is not
+// the one the fast path is laid out for (the last encoder layer must leave
+// one frame).
+func newFastNet(b *branch) (*fastNet, error) {
+	n := &fastNet{b: b}
+	total := b.context + b.chunk + b.pad
+	n.frames = (total-b.filter)/b.hop + 1
+	if err := n.packBasis(); err != nil {
+		return nil, err
+	}
+	t := n.frames
+	for i := range 4 {
+		cv := &n.enc[i]
+		cv.cin, cv.cout, cv.stride, cv.tIn = b.encIn[i], b.encOut[i], b.encStride[i], t
+		k := b.encKernel[i]
+		const pad = 1
+		cv.tOut = (t+2*pad-k)/cv.stride + 1
+		// Taps that some output frame reads inside the input (padded row
+		// t·stride + tap holds input frame t·stride + tap − 1).
+		lo, hi := k, -1
+		for o := range cv.tOut {
+			for tap := range k {
+				if in := o*cv.stride + tap - pad; in >= 0 && in < t {
+					lo, hi = min(lo, tap), max(hi, tap)
+				}
+			}
+		}
+		if hi < lo {
+			return nil, fmt.Errorf("vad: fast path: encoder %d reads only padding", i)
+		}
+		cv.tapLo, cv.rowLen = lo, (hi-lo+1)*cv.cin
+		// w [cout, cin, k] → rows (tap − lo)·cin + ci, column co.
+		wt := make([]float32, cv.cout*cv.rowLen)
+		w := b.encW[i].data
+		for co := range cv.cout {
+			for tap := lo; tap <= hi; tap++ {
+				for ci := range cv.cin {
+					wt[co*cv.rowLen+(tap-lo)*cv.cin+ci] = w[(co*cv.cin+ci)*k+tap]
+				}
+			}
+		}
+		cv.w = gemm.PackPanels(true, cv.rowLen, cv.cout, wt, cv.rowLen)
+		cv.bias = b.encB[i].data
+		cv.padIn = (t + 2) * cv.cin
+		cv.padOut = (cv.tOut + 2) * cv.cout
+		t = cv.tOut
+	}
+	if t != 1 || n.enc[3].cout != Hidden {
+		return nil, fmt.Errorf("vad: fast path: the encoder leaves %d frames of %d features, want 1 of %d", t, n.enc[3].cout, Hidden)
+	}
+	n.enc[3].last = true
+	// [W_ih | W_hh] as one [4H, 2H] matrix, so that [x; h] is one row.
+	wg := make([]float32, 4*Hidden*2*Hidden)
+	for j := range 4 * Hidden {
+		copy(wg[j*2*Hidden:], b.wih.data[j*Hidden:(j+1)*Hidden])
+		copy(wg[j*2*Hidden+Hidden:], b.whh.data[j*Hidden:(j+1)*Hidden])
+	}
+	n.gates = gemm.PackPanels(true, 2*Hidden, 4*Hidden, wg, 2*Hidden)
+	n.gateBias = make([]float32, 4*Hidden)
+	for j := range n.gateBias {
+		n.gateBias[j] = b.bih.data[j] + b.bhh.data[j]
+	}
+	n.decW = b.decW.data
+	n.decB = b.decB.data[0]
+	return n, nil
+}
+
+// packBasis packs the STFT basis for folded frames, after checking the
+// symmetry that the folding rests on, exactly: real row k at N − n equals
+// row k at n, imaginary row k at N − n is minus row k at n, and the
+// imaginary rows of bins 0 and N/2 and the imaginary column n = 0, N/2
+// are zero.
+func (n *fastNet) packBasis() error {
+	b := n.b
+	N, bins, basis := b.filter, b.bins, b.basis.data
+	if N%2 != 0 || bins != N/2+1 {
+		return fmt.Errorf("vad: fast path: STFT of %d points with %d bins", N, bins)
+	}
+	half := N / 2
+	for k := range bins {
+		re, im := basis[k*N:(k+1)*N], basis[(bins+k)*N:(bins+k+1)*N]
+		for i := 1; i < half; i++ {
+			if re[N-i] != re[i] || im[N-i] != -im[i] {
+				return fmt.Errorf("vad: fast path: STFT basis row %d is not symmetric at %d", k, i)
+			}
+		}
+		if im[0] != 0 || im[half] != 0 {
+			return fmt.Errorf("vad: fast path: STFT basis: sin row %d is not 0 at 0 and N/2", k)
+		}
+		if k == 0 || k == bins-1 {
+			for _, v := range im {
+				if v != 0 {
+					return fmt.Errorf("vad: fast path: STFT basis: sin row of bin %d is not zero", k)
+				}
+			}
+		}
+	}
+	// reB [N/2+1 folded samples, bins−1 real bins]; imB [N/2−1, bins−2].
+	re := make([]float32, (half+1)*(bins-1))
+	for i := range half + 1 {
+		for k := range bins - 1 {
+			re[i*(bins-1)+k] = basis[k*N+i]
+		}
+	}
+	n.reB = gemm.PackPanels(false, half+1, bins-1, re, bins-1)
+	n.nyq = append([]float32(nil), basis[(bins-1)*N:(bins-1)*N+half+1]...)
+	im := make([]float32, (half-1)*(bins-2))
+	for i := 1; i < half; i++ {
+		for k := 1; k < bins-1; k++ {
+			im[(i-1)*(bins-2)+k-1] = basis[(bins+k)*N+i]
+		}
+	}
+	n.imB = gemm.PackPanels(false, half-1, bins-2, im, bins-2)
+	return nil
+}
+
+// fastStreams is the working memory of n streams on the fast path: each
+// stream's padded input, spectrum, padded activations, LSTM row [x; h] and
+// cell state, and the row slices every product reads and writes, all laid
+// out once. It is what a Detector (n = 1) or a Batch holds.
+type fastStreams struct {
+	net *fastNet
+	n   int
+
+	xp   []float32    // per stream: context, chunk, reflect padding
+	fold []float32    // per stream and frame: even part (N/2+1), odd part (N/2−1)
+	spec []float32    // per stream and frame: real bins, then imaginary bins
+	act  [4][]float32 // act[i]: encoder i's padded input, per stream
+	xh   []float32    // per stream: [x; h], 2·Hidden
+	c    []float32    // per stream: cell state, Hidden
+	tmp  []float32    // per stream: tanh(c)
+
+	evenRows, oddRows []([]float32) // the folded frames
+	reRows, imRows    []([]float32) // real bins 0 … N/2−1, imaginary 1 … N/2−1
+	encA, encC        [4][]([]float32)
+	xhRows, gateRows  []([]float32)
+	gates             []float32 // per stream: 4·Hidden
+}
+
+func newFastStreams(net *fastNet, n int) *fastStreams {
+	b := net.b
+	s := &fastStreams{net: net, n: n}
+	in := b.context + b.chunk + b.pad
+	s.xp = make([]float32, n*in)
+	sw, half := 2*b.bins, b.filter/2
+	s.fold = make([]float32, n*net.frames*b.filter)
+	s.spec = make([]float32, n*net.frames*sw)
+	for i := range 4 {
+		s.act[i] = make([]float32, n*net.enc[i].padIn)
+	}
+	s.xh = make([]float32, n*2*Hidden)
+	s.c = make([]float32, n*Hidden)
+	s.tmp = make([]float32, n*Hidden)
+	s.gates = make([]float32, n*4*Hidden)
+	for st := range n {
+		for f := range net.frames {
+			fold := s.fold[(st*net.frames+f)*b.filter:]
+			s.evenRows = append(s.evenRows, fold[:half+1])
+			s.oddRows = append(s.oddRows, fold[half+1:b.filter])
+			row := s.spec[(st*net.frames+f)*sw:]
+			s.reRows = append(s.reRows, row[:b.bins-1])
+			s.imRows = append(s.imRows, row[b.bins+1:sw-1])
+		}
+		for i := range 4 {
+			cv := &net.enc[i]
+			src := s.act[i][st*cv.padIn : (st+1)*cv.padIn]
+			for o := range cv.tOut {
+				off := (o*cv.stride + cv.tapLo) * cv.cin
+				s.encA[i] = append(s.encA[i], src[off:off+cv.rowLen])
+				var dst []float32
+				if cv.last {
+					dst = s.xh[st*2*Hidden : st*2*Hidden+Hidden]
+				} else {
+					next := s.act[i+1][st*cv.padOut : (st+1)*cv.padOut]
+					dst = next[(o+1)*cv.cout : (o+2)*cv.cout] // after the zero frame
+				}
+				s.encC[i] = append(s.encC[i], dst)
+			}
+		}
+		s.xhRows = append(s.xhRows, s.xh[st*2*Hidden:(st+1)*2*Hidden])
+		s.gateRows = append(s.gateRows, s.gates[st*4*Hidden:(st+1)*4*Hidden])
+	}
+	return s
+}
+
+// reset starts every stream anew: zero context, h and c.
+func (s *fastStreams) reset() {
+	clear(s.xp)
+	clear(s.xh)
+	clear(s.c)
+}
+
+// input returns stream st's slot for its next chunk.
+func (s *fastStreams) input(st int) []float32 {
+	b := s.net.b
+	in := b.context + b.chunk + b.pad
+	return s.xp[st*in+b.context : st*in+b.context+b.chunk]
+}
+
+// step scores the chunks written through input: every layer is one
+// product over all streams' rows. Stream i's probability goes to dst[i].
+func (s *fastStreams) step(dst []float32) {
+	net, b := s.net, s.net.b
+	in := b.context + b.chunk + b.pad
+	n := b.context + b.chunk
+	N, half, bins := b.filter, b.filter/2, b.bins
+	for st := range s.n {
+		x := s.xp[st*in : (st+1)*in]
+		for i := range b.pad { // reflect, the edge sample not repeated
+			x[n+i] = x[n-2-i]
+		}
+		for f := range net.frames {
+			fr := x[f*b.hop : f*b.hop+N]
+			fold := s.fold[(st*net.frames+f)*N : (st*net.frames+f+1)*N]
+			even, odd := fold[:half+1], fold[half+1:]
+			even[0], even[half] = fr[0], fr[half]
+			for i := 1; i < half; i++ {
+				even[i] = fr[i] + fr[N-i]
+				odd[i-1] = fr[i] - fr[N-i]
+			}
+			var y float32
+			for i, v := range even {
+				y += v * net.nyq[i]
+			}
+			s.spec[(st*net.frames+f)*2*bins+bins-1] = y
+		}
+	}
+	// STFT: the folded frames times the halves of the basis.
+	for _, r := range s.reRows {
+		clear(r)
+	}
+	for _, r := range s.imRows {
+		clear(r)
+	}
+	net.reB.MulAdd(s.reRows, s.evenRows)
+	net.imB.MulAdd(s.imRows, s.oddRows)
+	cin0 := net.enc[0].cin
+	for st := range s.n {
+		a := s.act[0][st*net.enc[0].padIn:]
+		for f := range net.frames {
+			row := s.spec[(st*net.frames+f)*2*bins:]
+			re, im := row[:bins], row[bins:2*bins]
+			out := a[(f+1)*cin0 : (f+1)*cin0+bins]
+			for k := range out {
+				out[k] = float32(math.Sqrt(float64(re[k]*re[k] + im[k]*im[k])))
+			}
+		}
+	}
+	// Encoder: bias, product, ReLU, into the next layer's padded input.
+	for i := range 4 {
+		cv := &net.enc[i]
+		for _, c := range s.encC[i] {
+			copy(c, cv.bias)
+		}
+		cv.w.MulAdd(s.encC[i], s.encA[i])
+		for _, c := range s.encC[i] {
+			for j, v := range c {
+				c[j] = max(v, 0)
+			}
+		}
+	}
+	// LSTM cell: gates = b + [W_ih | W_hh]·[x; h], PyTorch order i, f, g, o.
+	for _, g := range s.gateRows {
+		copy(g, net.gateBias)
+	}
+	net.gates.MulAdd(s.gateRows, s.xhRows)
+	const H = Hidden
+	for st := range s.n {
+		g := s.gates[st*4*H : (st+1)*4*H]
+		vmath.Sigmoid(g[:2*H], g[:2*H])
+		vmath.Tanh(g[2*H:3*H], g[2*H:3*H])
+		vmath.Sigmoid(g[3*H:], g[3*H:])
+		c := s.c[st*H : (st+1)*H]
+		ig, fg, gg := g[:H], g[H:2*H], g[2*H:3*H]
+		for j := range c {
+			c[j] = fg[j]*c[j] + ig[j]*gg[j]
+		}
+		tc := s.tmp[st*H : (st+1)*H]
+		vmath.Tanh(tc, c)
+		// h goes where the next step reads it: the second half of [x; h].
+		h := s.xh[st*2*H+H : (st+1)*2*H]
+		og := g[3*H:]
+		var y float32
+		for j := range h {
+			h[j] = og[j] * tc[j]
+			y += max(h[j], 0) * net.decW[j]
+		}
+		dst[st] = vmath.Sigmoid32(y + net.decB)
+	}
+	// Each stream's next context is the end of this chunk.
+	for st := range s.n {
+		x := s.xp[st*in : (st+1)*in]
+		copy(x[:b.context], x[n-b.context:n])
+	}
+}
