@@ -3,7 +3,6 @@ package vad
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/tensorforge/forge/graph"
 )
@@ -96,10 +95,8 @@ func (bt *Batch) Probs(ctx context.Context, chunks [][]float32, dst []float32) e
 		if len(chunk) != bt.b.chunk {
 			return fmt.Errorf("%w: stream %d: got %d samples, want %d at %d Hz", ErrChunkSize, i, len(chunk), bt.b.chunk, bt.b.rate)
 		}
-		for j, v := range chunk {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("%w: stream %d, sample %d of the chunk is %v", ErrNotFinite, i, j, v)
-			}
+		if j := nonFinite(chunk); j >= 0 {
+			return fmt.Errorf("%w: stream %d, sample %d of the chunk is %v", ErrNotFinite, i, j, chunk[j])
 		}
 		if bt.fs != nil {
 			copy(bt.fs.input(i), chunk)

@@ -166,10 +166,8 @@ func (d *Detector) Prob(ctx context.Context, chunk []float32) (float32, error) {
 	if len(chunk) != d.b.chunk {
 		return 0, fmt.Errorf("%w: got %d samples, want %d at %d Hz", ErrChunkSize, len(chunk), d.b.chunk, d.b.rate)
 	}
-	for i, v := range chunk {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return 0, fmt.Errorf("%w: sample %d of the chunk is %v", ErrNotFinite, i, v)
-		}
+	if i := nonFinite(chunk); i >= 0 {
+		return 0, fmt.Errorf("%w: sample %d of the chunk is %v", ErrNotFinite, i, chunk[i])
 	}
 	if d.fs != nil {
 		copy(d.fs.input(0), chunk)
@@ -249,4 +247,32 @@ func (m *Model) Detect(ctx context.Context, samples []float32, rate int, opt Opt
 		return nil, err
 	}
 	return Segments(probs, int64(len(samples)), rate, b.chunk, opt)
+}
+
+// nonFinite returns the index of the first NaN or infinite sample, or −1.
+// v − v is 0 for every finite v and NaN otherwise, so four running sums
+// of it check a chunk without a branch per sample (the per-sample test
+// cost as much as a tenth of a fast-path chunk).
+func nonFinite(x []float32) int {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		q := x[i : i+4 : i+4]
+		s0 += q[0] - q[0]
+		s1 += q[1] - q[1]
+		s2 += q[2] - q[2]
+		s3 += q[3] - q[3]
+	}
+	for _, v := range x[i:] {
+		s0 += v - v
+	}
+	if s0+s1+s2+s3 == 0 {
+		return -1
+	}
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return i
+		}
+	}
+	return -1
 }

@@ -322,18 +322,13 @@ func (s *fastStreams) step(dst []float32) {
 			}
 		}
 	}
-	// Encoder: bias, product, ReLU, into the next layer's padded input.
+	// Encoder: bias, product and ReLU, into the next layer's padded input.
 	for i := range 4 {
 		cv := &net.enc[i]
 		for _, c := range s.encC[i] {
 			copy(c, cv.bias)
 		}
-		cv.w.MulAdd(s.encC[i], s.encA[i])
-		for _, c := range s.encC[i] {
-			for j, v := range c {
-				c[j] = max(v, 0)
-			}
-		}
+		cv.w.MulAddReLU(s.encC[i], s.encA[i])
 	}
 	// LSTM cell: gates = b + [W_ih | W_hh]·[x; h], PyTorch order i, f, g, o.
 	for _, g := range s.gateRows {

@@ -1,6 +1,9 @@
 package gemm
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // PanelWidth is the number of output columns one panel of a [PanelB] holds:
 // four AVX-512 vectors, so that a row of A times one panel keeps its sums in
@@ -66,7 +69,14 @@ func (p *PanelB) Bytes() int { return 4 * len(p.data) }
 // is read once per four rows, and the sums stay in registers over the whole
 // depth, with AVX-512 where the CPU has it ([PanelPath]); it allocates
 // nothing.
-func (p *PanelB) MulAdd(c, a [][]float32) {
+func (p *PanelB) MulAdd(c, a [][]float32) { p.mulAdd(c, a, false) }
+
+// MulAddReLU is MulAdd followed by c[i][j] = max(c[i][j], 0) on the
+// columns it writes, applied to the sums while they are still in
+// registers (a convolution with its bias in c and a ReLU after it).
+func (p *PanelB) MulAddReLU(c, a [][]float32) { p.mulAdd(c, a, true) }
+
+func (p *PanelB) mulAdd(c, a [][]float32, relu bool) {
 	if len(a) != len(c) {
 		panic(fmt.Sprintf("gemm: PanelB.MulAdd: %d rows of A for %d rows of C", len(a), len(c)))
 	}
@@ -78,85 +88,69 @@ func (p *PanelB) MulAdd(c, a [][]float32) {
 	m := len(a)
 	i := 0
 	for ; i+4 <= m; i += 4 {
-		p.rows4(c[i:i+4:i+4], a[i:i+4:i+4])
+		p.rows(4, c[i:i+4:i+4], a[i:i+4:i+4], relu)
 	}
 	switch m - i {
-	case 1:
-		p.row1(c[i], a[i])
-	case 2, 3:
-		// Two or three rows still read each panel once: the four-row
-		// kernel runs with the last row repeated, which loads and stores
-		// the same sums twice.
-		var ar, cr [4][]float32
-		for r := range 4 {
-			ar[r], cr[r] = a[min(i+r, m-1)], c[min(i+r, m-1)]
-		}
-		p.rows4(cr[:], ar[:])
+	case 1, 2:
+		p.rows(m-i, c[i:], a[i:], relu)
+	case 3:
+		// Three rows still read each panel once: the four-row kernel runs
+		// with the last row repeated, which loads and stores the same sums
+		// twice.
+		ar := [4][]float32{a[i], a[i+1], a[i+2], a[i+2]}
+		cr := [4][]float32{c[i], c[i+1], c[i+2], c[i+2]}
+		p.rows(4, cr[:], ar[:], relu)
 	}
 }
 
-// rows4 runs four rows over every panel.
-func (p *PanelB) rows4(c, a [][]float32) {
+// rows runs m = 1, 2 or 4 rows over every panel.
+func (p *PanelB) rows(m int, c, a [][]float32, relu bool) {
 	for s := range p.panels {
+		var cp [4]*float32 // in the loop, so that the tile's address stays on the stack
 		j0 := s * PanelWidth
 		w := min(PanelWidth, p.n-j0)
 		b := p.data[s*p.k*PanelWidth : (s+1)*p.k*PanelWidth]
 		if w == PanelWidth {
-			panel4(p.k, b, a, c[0][j0:j0+w], c[1][j0:j0+w], c[2][j0:j0+w], c[3][j0:j0+w])
+			for r := range m {
+				cp[r] = &c[r][j0]
+			}
+			panelRows(m, p.k, b, a, &cp, relu)
 			continue
 		}
 		// A narrow tail panel goes through a full-width tile: the padded
 		// columns of B are zero, and only w columns are written back.
 		var t [4][PanelWidth]float32
-		for r := range 4 {
+		for r := range m {
 			copy(t[r][:w], c[r][j0:j0+w])
+			cp[r] = &t[r][0]
 		}
-		panel4(p.k, b, a, t[0][:], t[1][:], t[2][:], t[3][:])
-		for r := range 4 {
+		panelRows(m, p.k, b, a, &cp, relu)
+		for r := range m {
 			copy(c[r][j0:j0+w], t[r][:w])
 		}
 	}
 }
 
-// row1 runs one row over every panel.
-func (p *PanelB) row1(c, a []float32) {
-	for s := range p.panels {
-		j0 := s * PanelWidth
-		w := min(PanelWidth, p.n-j0)
-		b := p.data[s*p.k*PanelWidth : (s+1)*p.k*PanelWidth]
-		if w == PanelWidth {
-			panel1(p.k, b, a, c[j0:j0+w])
-			continue
-		}
-		var t [PanelWidth]float32
-		copy(t[:w], c[j0:j0+w])
-		panel1(p.k, b, a, t[:])
-		copy(c[j0:j0+w], t[:w])
-	}
-}
-
-// panel4Go is the portable form of panel4: c_r[j] += Σ_p a[r][p]·b[p·64+j]
-// for four rows, each c_r one full panel wide.
-func panel4Go(k int, b []float32, a [][]float32, c0, c1, c2, c3 []float32) {
-	for r, c := range [4][]float32{c0, c1, c2, c3} {
-		panel1Go(k, b, a[r], c)
-	}
-}
-
-// panel1Go is the portable form of panel1, in blocks of four columns that
+// panelGo is the portable panel kernel: c_r[j] += Σ_p a[r][p]·b[p·64+j]
+// for m rows, each c_r one full panel wide, in blocks of four columns that
 // the compiler keeps in registers.
-func panel1Go(k int, b, a, c []float32) {
-	a = a[:k]
-	c = c[:PanelWidth]
-	for j := 0; j < PanelWidth; j += 4 {
-		s0, s1, s2, s3 := c[j], c[j+1], c[j+2], c[j+3]
-		for d, v := range a {
-			bp := b[d*PanelWidth+j : d*PanelWidth+j+4 : d*PanelWidth+j+4]
-			s0 += v * bp[0]
-			s1 += v * bp[1]
-			s2 += v * bp[2]
-			s3 += v * bp[3]
+func panelGo(m, k int, b []float32, a [][]float32, c *[4]*float32, relu bool) {
+	for r := range m {
+		ar := a[r][:k]
+		cr := unsafe.Slice(c[r], PanelWidth)
+		for j := 0; j < PanelWidth; j += 4 {
+			s0, s1, s2, s3 := cr[j], cr[j+1], cr[j+2], cr[j+3]
+			for d, v := range ar {
+				bp := b[d*PanelWidth+j : d*PanelWidth+j+4 : d*PanelWidth+j+4]
+				s0 += v * bp[0]
+				s1 += v * bp[1]
+				s2 += v * bp[2]
+				s3 += v * bp[3]
+			}
+			if relu {
+				s0, s1, s2, s3 = max(s0, 0), max(s1, 0), max(s2, 0), max(s3, 0)
+			}
+			cr[j], cr[j+1], cr[j+2], cr[j+3] = s0, s1, s2, s3
 		}
-		c[j], c[j+1], c[j+2], c[j+3] = s0, s1, s2, s3
 	}
 }

@@ -3,7 +3,8 @@
 // Panel kernels for PanelB.MulAdd (AVX-512F). A panel is k rows of 64
 // floats (256 bytes), read once front to back; each row of A is
 // broadcast one value per step. The accumulators start from C, so C gets
-// the product added to it.
+// the product added to it; with relu ≠ 0 the sums are clamped at zero
+// (VMAXPS against Z24 = 0) before they are stored.
 
 // Four rows: Z0–Z15 accumulate (row r in Z(4r)..Z(4r+3)), Z16–Z19 hold the
 // panel row, Z20–Z23 the broadcast A values.
@@ -20,14 +21,20 @@
 	VMOVUPS 128(creg), z2; \
 	VMOVUPS 192(creg), z3
 
+#define RELU4(z0, z1, z2, z3) \
+	VMAXPS Z24, z0, z0; \
+	VMAXPS Z24, z1, z1; \
+	VMAXPS Z24, z2, z2; \
+	VMAXPS Z24, z3, z3
+
 #define P4_STORE(creg, z0, z1, z2, z3) \
 	VMOVUPS z0, (creg); \
 	VMOVUPS z1, 64(creg); \
 	VMOVUPS z2, 128(creg); \
 	VMOVUPS z3, 192(creg)
 
-// func panel4AVX512(k int, b, a0, a1, a2, a3, c0, c1, c2, c3 *float32)
-TEXT ·panel4AVX512(SB), NOSPLIT, $0-80
+// func panel4AVX512(k int, b, a0, a1, a2, a3, c0, c1, c2, c3 *float32, relu int)
+TEXT ·panel4AVX512(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ b+8(FP), SI
 	MOVQ a0+16(FP), R8
@@ -63,6 +70,16 @@ p4loop:
 	JNZ  p4loop
 
 p4done:
+	MOVQ   relu+80(FP), AX
+	TESTQ  AX, AX
+	JZ     p4store
+	VPXORD Z24, Z24, Z24
+	RELU4(Z0, Z1, Z2, Z3)
+	RELU4(Z4, Z5, Z6, Z7)
+	RELU4(Z8, Z9, Z10, Z11)
+	RELU4(Z12, Z13, Z14, Z15)
+
+p4store:
 	P4_STORE(R12, Z0, Z1, Z2, Z3)
 	P4_STORE(R13, Z4, Z5, Z6, Z7)
 	P4_STORE(R14, Z8, Z9, Z10, Z11)
@@ -73,8 +90,8 @@ p4done:
 // One row: a single chain of four accumulators would wait on the FMA
 // latency every step, so even steps sum into Z0–Z3 and odd steps into
 // Z4–Z7, added together at the end.
-// func panel1AVX512(k int, b, a, c *float32)
-TEXT ·panel1AVX512(SB), NOSPLIT, $0-32
+// func panel1AVX512(k int, b, a, c *float32, relu int)
+TEXT ·panel1AVX512(SB), NOSPLIT, $0-40
 	MOVQ k+0(FP), CX
 	MOVQ b+8(FP), SI
 	MOVQ a+16(FP), R8
@@ -118,6 +135,55 @@ p1done:
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
+	MOVQ   relu+32(FP), AX
+	TESTQ  AX, AX
+	JZ     p1store
+	VPXORD Z24, Z24, Z24
+	RELU4(Z0, Z1, Z2, Z3)
+
+p1store:
 	P4_STORE(DI, Z0, Z1, Z2, Z3)
+	VZEROUPPER
+	RET
+
+// Two rows: Z0–Z7 accumulate (row r in Z(4r)..Z(4r+3)), eight chains, so
+// the FMA latency is covered without splitting the depth.
+// func panel2AVX512(k int, b, a0, a1, c0, c1 *float32, relu int)
+TEXT ·panel2AVX512(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ a0+16(FP), R8
+	MOVQ a1+24(FP), R9
+	MOVQ c0+32(FP), R12
+	MOVQ c1+40(FP), R13
+	P4_LOAD(R12, Z0, Z1, Z2, Z3)
+	P4_LOAD(R13, Z4, Z5, Z6, Z7)
+	TESTQ CX, CX
+	JZ    p2done
+
+p2loop:
+	VMOVUPS (SI), Z16
+	VMOVUPS 64(SI), Z17
+	VMOVUPS 128(SI), Z18
+	VMOVUPS 192(SI), Z19
+	P4_ROW(R8, Z20, Z0, Z1, Z2, Z3)
+	P4_ROW(R9, Z21, Z4, Z5, Z6, Z7)
+	ADDQ $256, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
+	DECQ CX
+	JNZ  p2loop
+
+p2done:
+	MOVQ   relu+48(FP), AX
+	TESTQ  AX, AX
+	JZ     p2store
+	VPXORD Z24, Z24, Z24
+	RELU4(Z0, Z1, Z2, Z3)
+	RELU4(Z4, Z5, Z6, Z7)
+
+p2store:
+	P4_STORE(R12, Z0, Z1, Z2, Z3)
+	P4_STORE(R13, Z4, Z5, Z6, Z7)
 	VZEROUPPER
 	RET

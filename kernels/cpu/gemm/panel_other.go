@@ -6,8 +6,6 @@ package gemm
 // portable "go" on this architecture.
 func PanelPath() string { return "go" }
 
-func panel4(k int, b []float32, a [][]float32, c0, c1, c2, c3 []float32) {
-	panel4Go(k, b, a, c0, c1, c2, c3)
+func panelRows(m, k int, b []float32, a [][]float32, c *[4]*float32, relu bool) {
+	panelGo(m, k, b, a, c, relu)
 }
-
-func panel1(k int, b, a, c []float32) { panel1Go(k, b, a, c) }

@@ -18,17 +18,20 @@ func TestPanelMulAdd(t *testing.T) {
 		m, k, n  int
 		transB   bool
 		overlap  int // > 0: row i of A starts at i·overlap in one buffer
+		relu     bool
 		describe string
 	}{
-		{1, 1, 1, false, 0, "smallest"},
-		{1, 256, 512, true, 0, "LSTM cell, one stream"},
-		{1, 255, 64, false, 0, "odd depth, one row"},
-		{4, 387, 128, true, 129, "3-tap convolution, stride 1"},
-		{2, 384, 64, true, 256, "3-tap convolution, stride 2"},
-		{4, 256, 258, false, 128, "STFT frames at hop 128, tail panel of 2"},
-		{7, 64, 100, false, 0, "four-row block and three single rows, tail 36"},
-		{9, 129, 65, true, 0, "tail panel of 1"},
-		{64, 256, 512, true, 0, "LSTM cell, 64 streams"},
+		{1, 1, 1, false, 0, false, "smallest"},
+		{1, 256, 512, true, 0, false, "LSTM cell, one stream"},
+		{1, 255, 64, false, 0, true, "odd depth, one row, ReLU"},
+		{4, 387, 128, true, 129, true, "3-tap convolution, stride 1, ReLU"},
+		{2, 384, 64, true, 256, true, "3-tap convolution, stride 2, ReLU"},
+		{3, 100, 70, false, 0, true, "three rows, tail 6, ReLU"},
+		{4, 256, 258, false, 128, false, "STFT frames at hop 128, tail panel of 2"},
+		{7, 64, 100, false, 0, false, "four-row block and three rows, tail 36"},
+		{6, 64, 100, false, 0, true, "four-row block and two rows, tail 36, ReLU"},
+		{9, 129, 65, true, 0, false, "tail panel of 1"},
+		{64, 256, 512, true, 0, false, "LSTM cell, 64 streams"},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range cases {
@@ -68,9 +71,16 @@ func TestPanelMulAdd(t *testing.T) {
 					for d := range tc.k {
 						want[i][j] += float64(a[i][d]) * bAt(d, j)
 					}
+					if tc.relu {
+						want[i][j] = max(want[i][j], 0)
+					}
 				}
 			}
-			p.MulAdd(c, a)
+			if tc.relu {
+				p.MulAddReLU(c, a)
+			} else {
+				p.MulAdd(c, a)
+			}
 			for i := range c {
 				for j := range c[i] {
 					tol := 1e-5 * float64(tc.k+1)
@@ -83,40 +93,43 @@ func TestPanelMulAdd(t *testing.T) {
 	}
 }
 
-// TestPanelKernelsAgree: the portable kernels and the SIMD ones give the
-// same sums (up to rounding order) on the same panel.
+// TestPanelKernelsAgree: the portable kernel and the SIMD ones give the
+// same sums (up to rounding order) on the same panel, for each row count
+// and with and without the ReLU.
 func TestPanelKernelsAgree(t *testing.T) {
 	if PanelPath() == "go" {
-		t.Skip("only the portable panel kernels run on this CPU")
+		t.Skip("only the portable panel kernel runs on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, k := range []int{1, 2, 3, 64, 387} {
-		t.Run(fmt.Sprint("k=", k), func(t *testing.T) {
-			b := randSlice(rng, k*PanelWidth)
-			a := [][]float32{randSlice(rng, k), randSlice(rng, k), randSlice(rng, k), randSlice(rng, k)}
-			var simd, port [4][]float32
-			for r := range 4 {
-				simd[r] = randSlice(rng, PanelWidth)
-				port[r] = append([]float32(nil), simd[r]...)
-			}
-			panel4(k, b, a, simd[0], simd[1], simd[2], simd[3])
-			panel4Go(k, b, a, port[0], port[1], port[2], port[3])
-			one := append([]float32(nil), port[0]...)
-			oneGo := append([]float32(nil), port[0]...)
-			panel1(k, b, a[1], one)
-			panel1Go(k, b, a[1], oneGo)
-			check := func(what string, got, want []float32) {
-				for j := range got {
-					if d := math.Abs(float64(got[j] - want[j])); !(d <= 1e-5*float64(k)) {
-						t.Fatalf("%s column %d: %g vs portable %g", what, j, got[j], want[j])
+	for _, m := range []int{1, 2, 4} {
+		for _, k := range []int{1, 2, 3, 64, 387} {
+			for _, relu := range []bool{false, true} {
+				t.Run(fmt.Sprintf("rows=%d/k=%d/relu=%v", m, k, relu), func(t *testing.T) {
+					b := randSlice(rng, k*PanelWidth)
+					a := make([][]float32, m)
+					var simd, port [4][]float32
+					var cs, cp [4]*float32
+					for r := range m {
+						a[r] = randSlice(rng, k)
+						simd[r] = randSlice(rng, PanelWidth)
+						port[r] = append([]float32(nil), simd[r]...)
+						cs[r], cp[r] = &simd[r][0], &port[r][0]
 					}
-				}
+					panelRows(m, k, b, a, &cs, relu)
+					panelGo(m, k, b, a, &cp, relu)
+					for r := range m {
+						for j := range simd[r] {
+							if d := math.Abs(float64(simd[r][j] - port[r][j])); !(d <= 1e-5*float64(k)) {
+								t.Fatalf("row %d column %d: %g vs portable %g", r, j, simd[r][j], port[r][j])
+							}
+							if relu && simd[r][j] < 0 {
+								t.Fatalf("row %d column %d: %g after the ReLU", r, j, simd[r][j])
+							}
+						}
+					}
+				})
 			}
-			for r := range 4 {
-				check(fmt.Sprint("4-row kernel, row ", r), simd[r], port[r])
-			}
-			check("1-row kernel", one, oneGo)
-		})
+		}
 	}
 }
 
@@ -127,13 +140,15 @@ func TestPanelMulAddAllocs(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	p := PackPanels(false, 40, 100, randSlice(rng, 4000), 100)
-	a := make([][]float32, 5)
-	c := make([][]float32, 5)
-	for i := range a {
-		a[i], c[i] = randSlice(rng, 40), make([]float32, 100)
-	}
-	if n := testing.AllocsPerRun(50, func() { p.MulAdd(c, a) }); n != 0 {
-		t.Errorf("MulAdd allocates %.1f times per call", n)
+	for _, m := range []int{1, 2, 3, 4, 5} {
+		a := make([][]float32, m)
+		c := make([][]float32, m)
+		for i := range a {
+			a[i], c[i] = randSlice(rng, 40), make([]float32, 100)
+		}
+		if n := testing.AllocsPerRun(50, func() { p.MulAddReLU(c, a) }); n != 0 {
+			t.Errorf("MulAddReLU of %d rows allocates %.1f times per call", m, n)
+		}
 	}
 }
 
