@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tensorforge/forge/internal/procstat"
 	"github.com/tensorforge/forge/models/vad"
 )
 
@@ -70,30 +71,37 @@ func TestBatchMatchesDetectors(t *testing.T) {
 	}
 }
 
-// BenchmarkBatch scores a round of chunks of many streams at once and
-// reports chunks per second (each stream contributes one chunk per op).
+// BenchmarkBatch scores a round of chunks of many streams at once (each
+// stream contributes one chunk per op), on the compiled program and on the
+// fast path, and reports the cost per stream's chunk in wall and CPU time.
 func BenchmarkBatch(b *testing.B) {
-	m := testModel(b)
 	chunks := benchChunks(b)
-	for _, n := range []int{1, 64, 1000} {
-		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
-			bt, err := m.NewBatch(ctx(), vad.Rate16k, n)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer bt.Close()
-			in := make([][]float32, n)
-			for i := range in {
-				in[i] = chunks[i%len(chunks)]
-			}
-			out := make([]float32, n)
-			b.ResetTimer()
-			for range b.N {
-				if err := bt.Probs(ctx(), in, out); err != nil {
+	for _, p := range benchPaths(b) {
+		for _, n := range []int{1, 8, 64} {
+			b.Run(fmt.Sprintf("%s/streams=%d", p.name, n), func(b *testing.B) {
+				bt, err := p.m.NewBatch(ctx(), vad.Rate16k, n)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "chunks/s")
-		})
+				defer bt.Close()
+				in := make([][]float32, n)
+				for i := range in {
+					in[i] = chunks[i%len(chunks)]
+				}
+				out := make([]float32, n)
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := procstat.CPUTime()
+				for b.Loop() {
+					if err := bt.Probs(ctx(), in, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				per := float64(n * b.N)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/per, "µs/stream-chunk")
+				b.ReportMetric(float64((procstat.CPUTime()-cpu0).Nanoseconds())/1e3/per, "cpu-µs/stream-chunk")
+				b.ReportMetric(per/b.Elapsed().Seconds(), "chunks/s")
+			})
+		}
 	}
 }

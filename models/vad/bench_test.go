@@ -23,28 +23,51 @@ func benchChunks(b testing.TB) [][]float32 {
 	return out
 }
 
+// benchPaths are the two ways a model computes a chunk: the compiled
+// program and the path Model picks here (fast.go on a CPU with AVX-512).
+func benchPaths(b *testing.B) []struct {
+	name string
+	m    *vad.Model
+} {
+	paths := []struct {
+		name string
+		m    *vad.Model
+	}{{"path=graph", testGraphModel(b)}}
+	if m := testModel(b); m.Path() != "graph" {
+		paths = append(paths, struct {
+			name string
+			m    *vad.Model
+		}{"path=fast", m})
+	}
+	return paths
+}
+
 // BenchmarkDetector measures one stream: the time per 512-sample chunk
-// (run with GOMAXPROCS=1 / -cpu 1 for the one-core figure).
+// (run with GOMAXPROCS=1 / -cpu 1 for the one-core figure), on the compiled
+// program and on the fast path.
 func BenchmarkDetector(b *testing.B) {
-	m := testModel(b)
 	chunks := benchChunks(b)
-	d, err := m.NewDetector(ctx(), vad.Rate16k)
-	if err != nil {
-		b.Fatal(err)
+	for _, p := range benchPaths(b) {
+		b.Run(p.name, func(b *testing.B) {
+			d, err := p.m.NewDetector(ctx(), vad.Rate16k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := procstat.CPUTime()
+			for i := 0; b.Loop(); i++ {
+				if _, err := d.Prob(ctx(), chunks[i%len(chunks)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/chunk")
+			// CPU time of the process: on a shared, loaded machine the wall
+			// time includes waiting for a core; this does not.
+			b.ReportMetric(float64((procstat.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/chunk")
+		})
 	}
-	defer d.Close()
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := procstat.CPUTime()
-	for i := 0; b.Loop(); i++ {
-		if _, err := d.Prob(ctx(), chunks[i%len(chunks)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/chunk")
-	// CPU time of the process: on a shared, loaded machine the wall time
-	// includes waiting for a core; this does not.
-	b.ReportMetric(float64((procstat.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/chunk")
 }
 
 // BenchmarkStreams runs N concurrent streams (one goroutine and detector
