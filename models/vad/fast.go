@@ -8,8 +8,8 @@ import (
 	"github.com/tensorforge/forge/kernels/cpu/vmath"
 )
 
-// The streaming fast path. A chunk of one stream is about 0.4 million
-// multiply-adds over 0.9 MB of weights; run as a compiled program it pays
+// The streaming fast path. A chunk of one stream is about half a million
+// multiply-adds over 1 MB of weights; run as a compiled program it pays
 // for a dozen kernel dispatches, buffer binding and, for the convolutions
 // and the LSTM, a GEMM driver built for large products (12-row tiles,
 // packing, a thread team), which together cost several times the
@@ -42,7 +42,7 @@ type fastConv struct {
 	w                 *gemm.PanelB // [(taps)·cin, cout], tap-major rows
 	bias              []float32
 	cin, cout, stride int
-	tIn, tOut, tapLo  int
+	tOut, tapLo       int
 	rowLen            int  // taps·cin: the A row of one output frame
 	padIn, padOut     int  // floats per stream of the padded input and output buffers
 	last              bool // the output is the LSTM's input x, not a padded buffer
@@ -87,7 +87,7 @@ func newFastNet(b *branch) (*fastNet, error) {
 	t := n.frames
 	for i := range 4 {
 		cv := &n.enc[i]
-		cv.cin, cv.cout, cv.stride, cv.tIn = b.encIn[i], b.encOut[i], b.encStride[i], t
+		cv.cin, cv.cout, cv.stride = b.encIn[i], b.encOut[i], b.encStride[i]
 		k := b.encKernel[i]
 		const pad = 1
 		cv.tOut = (t+2*pad-k)/cv.stride + 1
