@@ -256,7 +256,7 @@ func BenchmarkConv1d(b *testing.B) {
 // BenchmarkOffsetKernel measures each offset microkernel alone on a
 // cache-hot window with a dilated convolution's offsets (32 channels of 11
 // taps, dilation 5: unaligned rows), next to BenchmarkMicroKernel's packed
-// sliver.
+// sliver, and each bfloat16 pair kernel on the same convolution.
 func BenchmarkOffsetKernel(b *testing.B) {
 	const ch, taps, dil, width = 32, 11, 5, 320
 	for _, kern := range sgemmKernels() {
@@ -277,6 +277,34 @@ func BenchmarkOffsetKernel(b *testing.B) {
 				}
 			}
 			reportRate(b, 1000*2*float64(kern.mr*kern.nr*k), cpu0, "GFLOP/s")
+		})
+	}
+	// The pair kernels on the same convolution in bfloat16: 16 channel
+	// pairs of 11 taps, each pair step two depth values.
+	for _, pk := range bf16Kernels() {
+		r := rand.New(rand.NewPCG(3, 3))
+		steps := ch / 2 * taps
+		a := make([]uint32, pk.mr*steps)
+		win := make([]uint32, ch/2*width+64)
+		for i := range a {
+			a[i] = r.Uint32() & 0x3FFF3FFF // finite, moderate bfloat16 pairs
+		}
+		for i := range win {
+			win[i] = r.Uint32() & 0x3FFF3FFF
+		}
+		off := make([]int, steps)
+		for p := range off {
+			off[p] = (p/taps)*width + (p%taps)*dil
+		}
+		c := make([]float32, pk.mr*pk.nr)
+		b.Run(pk.name, func(b *testing.B) {
+			cpu0 := procstat.CPUTime().Seconds()
+			for b.Loop() {
+				for i := range 1000 {
+					pk.fn(steps, &a[0], &win[(i%8)*pk.nr], &off[0], &c[0], pk.nr, 1)
+				}
+			}
+			reportRate(b, 1000*4*float64(pk.mr*pk.nr*steps), cpu0, "GFLOP/s")
 		})
 	}
 }
