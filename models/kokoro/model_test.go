@@ -55,43 +55,6 @@ func ids(t *testing.T, phonemes string) []int64 {
 	return v
 }
 
-func TestSplitFirst(t *testing.T) {
-	// The fox sentence's phonemes (golden): 53 tokens.
-	fox := "ðə kwˈɪk bɹˈaʊn fˈɑːks dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."
-	comma := "ðə kwˈɪk bɹˈaʊn fˈɑːks, dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."
-	for _, c := range []struct {
-		name, phonemes string
-		max            int
-		ok             bool
-		first, rest    string
-	}{
-		{"short enough", fox, 60, false, "", ""},
-		{"at a space", fox, 20, true, "ðə kwˈɪk bɹˈaʊn", "fˈɑːks dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."},
-		{"prefers the comma", comma, 30, true, "ðə kwˈɪk bɹˈaʊn fˈɑːks,", "dʒˈʌmps ˌoʊvɚ ðə lˈeɪzi dˈɑːɡ."},
-		{"one long word", "ɑːɑːɑːɑːɑːɑːɑːɑːɑːɑːɑːɑː", 8, false, "", ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			ch := g2p.Chunk{Text: "x", Phonemes: c.phonemes, IDs: ids(t, c.phonemes)}
-			a, b, ok := SplitFirst(ch, c.max)
-			if ok != c.ok {
-				t.Fatalf("ok %v, want %v", ok, c.ok)
-			}
-			if !ok {
-				return
-			}
-			if a.Phonemes != c.first || b.Phonemes != c.rest {
-				t.Fatalf("split %q | %q, want %q | %q", a.Phonemes, b.Phonemes, c.first, c.rest)
-			}
-			if a.Tokens() > c.max || a.IDs[0] != vocab.Pad || a.IDs[len(a.IDs)-1] != vocab.Pad || b.IDs[0] != vocab.Pad || b.IDs[len(b.IDs)-1] != vocab.Pad {
-				t.Fatalf("pieces %v %v are not padded utterances within %d tokens", a.IDs, b.IDs, c.max)
-			}
-			if a.Tokens()+b.Tokens()+1 != ch.Tokens() {
-				t.Fatalf("%d + %d tokens (+1 space) from %d", a.Tokens(), b.Tokens(), ch.Tokens())
-			}
-		})
-	}
-}
-
 func TestVoiceMix(t *testing.T) {
 	ramp := func(v float32) []float32 {
 		t := make([]float32, VoiceRows*StyleSize)

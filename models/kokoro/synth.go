@@ -7,16 +7,12 @@ import (
 	"iter"
 
 	"github.com/tensorforge/forge/models/kokoro/g2p"
-	"github.com/tensorforge/forge/models/kokoro/vocab"
 )
 
 // DefaultFirstTokens is the default length limit, in phoneme tokens, of
-// the first piece of a stream (see SplitFirst): two or three words, about
-// a second of speech (with the model's lead-in), so that audio starts
-// after a fraction of a sentence's synthesis time. Measured with say on
-// the 30-word benchmark paragraph (2 cores, other work on the machine):
-// TTFA 330–350 ms at 16, 370–440 ms at 20, where the first piece grows
-// from "The old" (1.35 s of audio) to "The old lighthouse" (1.73 s).
+// the first piece of a stream (see SpeakStreamed): two or three words,
+// about a second of speech with the model's lead-in, so that audio starts
+// after a fraction of a sentence's synthesis time.
 const DefaultFirstTokens = 16
 
 // Speech is the audio of one chunk of text.
@@ -67,59 +63,6 @@ func (m *Model) Speak(ctx context.Context, chunks iter.Seq2[g2p.Chunk, error], v
 			first = 0
 		}
 	}
-}
-
-// SplitFirst cuts a chunk longer than maxTokens phoneme tokens in two at a
-// word boundary, for latency: the model synthesises a whole chunk before
-// any of its audio exists, so a short first piece makes the first audio
-// leave sooner. The cut goes after the last clause punctuation (, ; : —
-// …) followed by a space within the limit, else at the last space within
-// it, and never inside a word; the first piece keeps at least a quarter of
-// the limit. Both pieces are complete utterances (pads around their ids);
-// their Text is the chunk's, their Phonemes their own. ok is false when
-// the chunk is short enough or has no usable word boundary.
-func SplitFirst(c g2p.Chunk, maxTokens int) (first, rest g2p.Chunk, ok bool) {
-	toks := c.IDs
-	if len(toks) < 3 || c.Tokens() <= maxTokens {
-		return c, g2p.Chunk{}, false
-	}
-	space, _ := vocab.ID(' ')
-	clause := map[int64]bool{}
-	for _, r := range ",;:—…" {
-		if id, ok := vocab.ID(r); ok {
-			clause[id] = true
-		}
-	}
-	body := toks[1 : len(toks)-1]
-	cutSpace, cutClause := -1, -1 // index of the space token in body
-	for i := max(1, maxTokens/4); i < min(len(body)-1, maxTokens+1); i++ {
-		if body[i] != space {
-			continue
-		}
-		cutSpace = i
-		if clause[body[i-1]] {
-			cutClause = i
-		}
-	}
-	cut := cutClause
-	if cut < 0 {
-		cut = cutSpace
-	}
-	if cut < 0 {
-		return c, g2p.Chunk{}, false
-	}
-	wrap := func(ids []int64) []int64 {
-		out := make([]int64, 0, len(ids)+2)
-		out = append(out, vocab.Pad)
-		out = append(out, ids...)
-		return append(out, vocab.Pad)
-	}
-	first, rest = c, c
-	first.IDs = wrap(body[:cut])
-	rest.IDs = wrap(body[cut+1:])
-	first.Phonemes, _ = vocab.Decode(first.IDs)
-	rest.Phonemes, _ = vocab.Decode(rest.IDs)
-	return first, rest, true
 }
 
 // clip shortens s to at most n runes for messages.

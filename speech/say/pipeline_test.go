@@ -25,19 +25,20 @@ func needFrontEnd(t testing.TB) *g2p.G2P {
 }
 
 // fakeSpeak stands in for the model: 100 samples per phoneme token, in
-// the two pieces of SplitFirst when firstTokens cuts the chunk.
+// two pieces (the first within firstTokens tokens) when firstTokens asks
+// for a streamed first piece of a longer chunk.
 func fakeSpeak(_ context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
 	return func(yield func([]float32, error) bool) {
 		if len(c.IDs) < 3 {
 			yield(nil, errors.New("empty chunk"))
 			return
 		}
-		pieces := []g2p.Chunk{c}
-		if a, b, ok := kokoro.SplitFirst(c, firstTokens); firstTokens > 0 && ok {
-			pieces = []g2p.Chunk{a, b}
+		sizes := []int{c.Tokens()}
+		if firstTokens > 0 && c.Tokens() > firstTokens {
+			sizes = []int{firstTokens, c.Tokens() - firstTokens}
 		}
-		for _, p := range pieces {
-			if !yield(make([]float32, 100*p.Tokens()), nil) {
+		for _, n := range sizes {
+			if !yield(make([]float32, 100*n), nil) {
 				return
 			}
 		}
