@@ -45,16 +45,6 @@ func TestCheckArguments(t *testing.T) {
 	}
 }
 
-// ids encodes a phoneme string with pads.
-func ids(t *testing.T, phonemes string) []int64 {
-	t.Helper()
-	v, _, err := vocab.Encode(phonemes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func TestVoiceMix(t *testing.T) {
 	ramp := func(v float32) []float32 {
 		t := make([]float32, VoiceRows*StyleSize)
