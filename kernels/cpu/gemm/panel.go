@@ -133,14 +133,20 @@ func (p *PanelB) rows(m int, c, a [][]float32, relu bool) {
 
 // panelGo is the portable panel kernel: c_r[j] += Σ_p a[r][p]·b[p·64+j]
 // for m rows, each c_r one full panel wide, in blocks of four columns that
-// the compiler keeps in registers.
+// the compiler keeps in registers. A block's sums are stored only after
+// every row's are computed, as the assembly kernels do, because mulAdd
+// runs three rows as four with the last one repeated (same A, same C): a
+// row stored early would be read back by its twin and counted twice.
 func panelGo(m, k int, b []float32, a [][]float32, c *[4]*float32, relu bool) {
+	var cr [4][]float32
 	for r := range m {
-		ar := a[r][:k]
-		cr := unsafe.Slice(c[r], PanelWidth)
-		for j := 0; j < PanelWidth; j += 4 {
-			s0, s1, s2, s3 := cr[j], cr[j+1], cr[j+2], cr[j+3]
-			for d, v := range ar {
+		cr[r] = unsafe.Slice(c[r], PanelWidth)
+	}
+	for j := 0; j < PanelWidth; j += 4 {
+		var s [4][4]float32
+		for r := range m {
+			s0, s1, s2, s3 := cr[r][j], cr[r][j+1], cr[r][j+2], cr[r][j+3]
+			for d, v := range a[r][:k] {
 				bp := b[d*PanelWidth+j : d*PanelWidth+j+4 : d*PanelWidth+j+4]
 				s0 += v * bp[0]
 				s1 += v * bp[1]
@@ -150,7 +156,10 @@ func panelGo(m, k int, b []float32, a [][]float32, c *[4]*float32, relu bool) {
 			if relu {
 				s0, s1, s2, s3 = max(s0, 0), max(s1, 0), max(s2, 0), max(s3, 0)
 			}
-			cr[j], cr[j+1], cr[j+2], cr[j+3] = s0, s1, s2, s3
+			s[r] = [4]float32{s0, s1, s2, s3}
+		}
+		for r := range m {
+			copy(cr[r][j:j+4], s[r][:])
 		}
 	}
 }
