@@ -267,8 +267,12 @@ func (t *task) run(ctx context.Context) error {
 			}
 		}
 		for b := range t.n {
+			// A segment's own no-speech probability is read at its opening
+			// timestamp, which follows a timestamp (the previous segment's
+			// closing one): only there is it worth a pass over the
+			// vocabulary (a logsumexp of 51,865 values, ~0.4 ms a token).
 			t.rowNS[b] = math.NaN()
-			if t.sp.NoSpeech >= 0 {
+			if toks := t.tokens[b]; t.sp.NoSpeech >= 0 && len(toks) > 0 && toks[len(toks)-1] >= t.sp.TimestampBegin {
 				t.rowNS[b] = math.Exp(logSoftmaxAt(t.rows[b], int(t.sp.NoSpeech)))
 			}
 			for _, f := range t.filters {

@@ -207,10 +207,11 @@ type Result struct {
 	// (not when the sample length ran out): so a transcript's segments
 	// can each have their own average.
 	LogProbs []float64
-	// NoSpeechProbs holds, for each entry of LogProbs, the probability the
-	// model gave <|nospeech|> at that token's position before the rules
-	// suppressed it (NaN where LogProbs is, or when the vocabulary has no
-	// such token).
+	// NoSpeechProbs holds, for each entry of LogProbs that follows a
+	// timestamp token (where a segment opens), the probability the model
+	// gave <|nospeech|> at that token's position before the rules
+	// suppressed it; NaN elsewhere, where LogProbs is, or when the
+	// vocabulary has no such token.
 	NoSpeechProbs []float64
 	// NoSpeechProb is the probability of the no-speech token at the
 	// start-of-transcript position; NaN when the vocabulary has none.
