@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tensorforge/forge/internal/procstat"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
@@ -192,25 +191,10 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 		Partials: ld.partials, Skipped: lv.skipped, Cancelled: ld.cancelled, Speculated: ld.speculated,
 	}
 	if ld.lang != "" {
-		res.Language = ld.lang
-		sp := t.whisp.Tokenizer().Specials()
-		if sl, err := sp.Language(ld.lang); err == nil {
-			res.LanguageName = sl.Name
-		}
+		res.setLanguage(ld.lang, t.whisp.Tokenizer())
 	}
-	m := t.whisp
 	res.card = func() *scorecards.Card {
-		card := scorecards.New("listen-live")
-		card.AddModel("whisper", strings.TrimPrefix(m.ID(), "whisper-")+"-"+m.Precision().String(), m.WeightsSHA256())
-		card.AddModel("silero-vad", "v6", "")
-		card.Record(res.Metrics)
-		card.SetAudioIn(res.Duration)
-		card.RecordEngine(t.eng)
-		if peak := procstat.PeakRSS(); peak > 0 {
-			card.PeakBytes = scorecards.Int(peak)
-		}
-		card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(t.loaded.Microseconds())/1000))
-		card.SetLabel("language", res.Language)
+		card := t.scorecard("listen-live", res.Result, true)
 		card.SetLabel("utterances", fmt.Sprint(res.Utterances))
 		res.Labels(card.SetLabel)
 		return card

@@ -326,26 +326,10 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 	}
 	res := &Result{Duration: src.seconds(), Utterances: utterances, Truncated: src.cut, Metrics: p.Metrics(), EndOfUtterance: eou.Summary()}
 	if l, _ := lang.Load().(string); l != "" {
-		res.Language = l
-		sp := tok.Specials()
-		if sl, err := sp.Language(l); err == nil {
-			res.LanguageName = sl.Name
-		}
+		res.setLanguage(l, tok)
 	}
 	res.card = func() *scorecards.Card {
-		card := scorecards.New("listen")
-		card.AddModel("whisper", strings.TrimPrefix(m.ID(), "whisper-")+"-"+m.Precision().String(), m.WeightsSHA256())
-		if !noVAD {
-			card.AddModel("silero-vad", "v6", "")
-		}
-		card.Record(res.Metrics)
-		card.SetAudioIn(res.Duration)
-		card.RecordEngine(t.eng)
-		if peak := procstat.PeakRSS(); peak > 0 {
-			card.PeakBytes = scorecards.Int(peak)
-		}
-		card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(t.loaded.Microseconds())/1000))
-		card.SetLabel("language", res.Language)
+		card := t.scorecard("listen", res, !noVAD)
 		card.SetLabel("beam", fmt.Sprint(o.Beam))
 		if s := res.EndOfUtterance; s.Count > 0 {
 			card.SetLabel("utterances", fmt.Sprint(s.Count))
@@ -493,4 +477,34 @@ func (c *collector) Flush(_ context.Context, emit stage.Emit[utterance]) error {
 	}
 	c.u.closed = time.Now()
 	return emit(stage.Frame[utterance]{Offset: c.u.start, Rate: SampleRate, Entered: c.entered, Payload: c.u})
+}
+
+// setLanguage records the language a run transcribed, with its name.
+func (r *Result) setLanguage(lang string, tok *tokenizer.Tokenizer) {
+	r.Language = lang
+	sp := tok.Specials()
+	if sl, err := sp.Language(lang); err == nil {
+		r.LanguageName = sl.Name
+	}
+}
+
+// scorecard starts a run's scorecard with what every listen run records:
+// the models, the pipeline's metrics, the audio, the engine, the peak
+// memory, the load time and the language.
+func (t *Transcriber) scorecard(pipelineName string, res *Result, withVAD bool) *scorecards.Card {
+	m := t.whisp
+	card := scorecards.New(pipelineName)
+	card.AddModel("whisper", strings.TrimPrefix(m.ID(), "whisper-")+"-"+m.Precision().String(), m.WeightsSHA256())
+	if withVAD {
+		card.AddModel("silero-vad", "v6", "")
+	}
+	card.Record(res.Metrics)
+	card.SetAudioIn(res.Duration)
+	card.RecordEngine(t.eng)
+	if peak := procstat.PeakRSS(); peak > 0 {
+		card.PeakBytes = scorecards.Int(peak)
+	}
+	card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(t.loaded.Microseconds())/1000))
+	card.SetLabel("language", res.Language)
+	return card
 }
