@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 )
 
 // openErrors are the errors an Open failure must wrap.
@@ -22,14 +24,23 @@ func isOpenNamed(err error) bool {
 	return false
 }
 
-// addFixtureSeeds adds the first bytes of the committed fixtures whose
+// addFixtureSeeds adds the first bytes of the made fixtures whose
 // names end in ext (all of them for "").
 func addFixtureSeeds(f *testing.F, ext string) {
 	for _, fx := range fixtures {
 		if !strings.HasSuffix(fx.name, ext) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("testdata", fx.name))
+		// The seeds need Debian's encoders; without them the fuzzer starts
+		// from its other seeds (TestFixtures says what is missing).
+		path, err := testenv.MakeAudioFixture(fx.name)
+		if errors.Is(err, exec.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -3,29 +3,24 @@ package audio
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 
 	"github.com/mewkiz/flac"
 	"github.com/mewkiz/flac/frame"
 	"github.com/mewkiz/flac/meta"
 )
 
-// regen rewrites the compressed fixtures in testdata with the reference
-// encoders (Debian's flac and lame): go test ./audio -run TestFixtures -args -regen
-var regen = flag.Bool("regen", false, "rewrite testdata/*.flac and *.mp3 with the flac and lame commands")
-
-// fixture is a committed file made by a reference encoder from a source
-// the test can rebuild: a cut of ../shared/data/jfk.wav or testSignal.
+// fixture is a clip made by a reference encoder (testenv.AudioFixture: no
+// encoded audio is committed) from a source the test can rebuild: a cut of
+// ../shared/data/jfk.wav or testenv.TestSignal.
 type fixture struct {
 	name   string
-	encode []string // command and flags; input and output paths follow
 	source func(t *testing.T) (pcm []int, rate, channels int)
 	lossy  bool
 	// minSNR is the least signal-to-noise ratio (dB) of the decoded
@@ -50,21 +45,9 @@ func jfkCut(seconds float64) func(t *testing.T) ([]int, int, int) {
 	}
 }
 
-// testSignal is a stereo signal the test rebuilds exactly: a gliding tone
-// on the left, two steady tones on the right, both under an envelope.
+// testSignal is testenv.TestSignal as a fixture source.
 func testSignal(rate int, seconds float64) func(t *testing.T) ([]int, int, int) {
-	return func(*testing.T) ([]int, int, int) {
-		n := int(seconds * float64(rate))
-		out := make([]int, 0, 2*n)
-		for i := range n {
-			x := float64(i) / float64(rate)
-			env := math.Sin(math.Pi * float64(i) / float64(n))
-			l := 0.4 * env * math.Sin(2*math.Pi*(200*x+600*x*x))
-			r := 0.2 * env * (math.Sin(2*math.Pi*440*x) + math.Sin(2*math.Pi*1250*x))
-			out = append(out, int(math.Round(l*32767)), int(math.Round(r*32767)))
-		}
-		return out, rate, 2
-	}
+	return func(*testing.T) ([]int, int, int) { return testenv.TestSignal(rate, seconds), rate, 2 }
 }
 
 // The fixtures. The MP3 thresholds are set 4 dB under what go-mp3 measured
@@ -75,13 +58,13 @@ func testSignal(rate int, seconds float64) func(t *testing.T) ([]int, int, int) 
 // fault (a sample of lag, a wrong channel, a dropped frame) brings the
 // figure near or below 0 dB, and the best lag is checked as well.
 var fixtures = []fixture{
-	{name: "jfk-1s.flac", encode: []string{"flac", "-s", "-8", "-f", "-o"}, source: jfkCut(1)},
-	{name: "tones-stereo-44k.flac", encode: []string{"flac", "-s", "-8", "-f", "-o"}, source: testSignal(44100, 0.5)},
-	{name: "jfk-2s-48k.mp3", encode: []string{"lame", "--quiet", "-b", "48"}, source: jfkCut(2), lossy: true, minSNR: 21.5},
+	{name: "jfk-1s.flac", source: jfkCut(1)},
+	{name: "tones-stereo-44k.flac", source: testSignal(44100, 0.5)},
+	{name: "jfk-2s-48k.mp3", source: jfkCut(2), lossy: true, minSNR: 21.5},
 	// At 32 kbit/s LAME leaves out the Info frame: the encoder's delay of
 	// 576 samples cannot be known and stays in the decoded audio.
-	{name: "jfk-2s-32k-notag.mp3", encode: []string{"lame", "--quiet", "-b", "32"}, source: jfkCut(2), lossy: true, minSNR: 19, lag: 576},
-	{name: "tones-stereo-44k.mp3", encode: []string{"lame", "--quiet", "-b", "128"}, source: testSignal(44100, 0.5), lossy: true, minSNR: 22},
+	{name: "jfk-2s-32k-notag.mp3", source: jfkCut(2), lossy: true, minSNR: 19, lag: 576},
+	{name: "tones-stereo-44k.mp3", source: testSignal(44100, 0.5), lossy: true, minSNR: 22},
 }
 
 // mono down-mixes interleaved integers as the Reader does, scaled by 1/full.
@@ -119,11 +102,7 @@ func TestFixtures(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			pcm, rate, ch := fx.source(t)
-			path := filepath.Join("testdata", fx.name)
-			if *regen {
-				regenerate(t, fx, path, pcm, rate, ch)
-			}
-			f, err := os.Open(path)
+			f, err := os.Open(testenv.AudioFixture(t, fx.name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,23 +148,6 @@ func TestFixtures(t *testing.T) {
 				t.Fatalf("best SNR %.1f dB at lag %d, want ≥ %.0f dB at lag %d", best, bestLag, fx.minSNR, fx.lag)
 			}
 		})
-	}
-}
-
-// regenerate writes the source as WAV and runs the reference encoder.
-func regenerate(t *testing.T, fx fixture, path string, pcm []int, rate, ch int) {
-	t.Helper()
-	wav := goAudioFile(t, rate, 16, ch, pcm)
-	in := filepath.Join(t.TempDir(), "in.wav")
-	if err := os.WriteFile(in, wav, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append(append([]string{}, fx.encode[1:]...), path, in)
-	if fx.encode[0] == "lame" {
-		args = append(append([]string{}, fx.encode[1:]...), in, path)
-	}
-	if out, err := exec.Command(fx.encode[0], args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", fx.encode[0], args, err, out)
 	}
 }
 
@@ -257,7 +219,7 @@ func TestFLACBitDepths(t *testing.T) {
 // the whole file's.
 func TestTruncatedCompressed(t *testing.T) {
 	for _, fx := range fixtures {
-		full, err := os.ReadFile(filepath.Join("testdata", fx.name))
+		full, err := os.ReadFile(testenv.AudioFixture(t, fx.name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +267,7 @@ func TestFLACCleanCutAtFrame(t *testing.T) {
 // TestMP3LAMECountCut: an MP3 whose LAME header counts more frames than
 // the file holds, though it ends at a frame boundary, is truncated.
 func TestMP3LAMECountCut(t *testing.T) {
-	full, err := os.ReadFile(filepath.Join("testdata", "jfk-2s-48k.mp3"))
+	full, err := os.ReadFile(testenv.AudioFixture(t, "jfk-2s-48k.mp3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +348,7 @@ func TestOpenSkipsID3(t *testing.T) {
 	tag = append(tag, make([]byte, 128)...)
 	footer := []byte("ID3\x04\x00\x10\x00\x00\x00\x04abcd3DI\x04\x00\x10\x00\x00\x00\x04")
 	for _, name := range []string{"jfk-1s.flac", "jfk-2s-48k.mp3"} {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
+		b, err := os.ReadFile(testenv.AudioFixture(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +380,7 @@ func slicesEqual(a, b []float32) bool {
 // whole-file read, the file read through a one-byte-at-a-time reader too.
 func TestCompressedStreamingFrames(t *testing.T) {
 	for _, fx := range fixtures {
-		b, err := os.ReadFile(filepath.Join("testdata", fx.name))
+		b, err := os.ReadFile(testenv.AudioFixture(t, fx.name))
 		if err != nil {
 			t.Fatal(err)
 		}

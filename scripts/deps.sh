@@ -8,12 +8,13 @@ set -euo pipefail
 # Packages: OpenBLAS (fast SGEMM through purego), espeak-ng (G2P for Kokoro),
 # clang (compiles and runs the generated Metal kernels on Linux), npm
 # (model artifacts ship as npm packages; forge-server's test runs the
-# official openai client on nodejs), and nginx (forge-server's scale-out
-# test). NVRTC (libnvrtc11.2) is not here:
+# official openai client on nodejs), nginx (forge-server's scale-out
+# test), and flac and lame (the tests encode their FLAC and MP3 clips at run
+# time rather than commit them). NVRTC (libnvrtc11.2) is not here:
 # it is in Debian's non-free component, which is not ours to enable on a
 # user's machine; CI enables it, and without it the CUDA compile check
 # skips with a reason.
-pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data clang nginx)
+pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data clang nginx flac lame)
 if [ "${FORGE_DEPS_EXTRA:-}" != "" ]; then
   # shellcheck disable=SC2206
   pkgs+=(${FORGE_DEPS_EXTRA})

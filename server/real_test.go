@@ -227,7 +227,7 @@ func TestTruncatedWAV(t *testing.T) {
 func TestFLACAndMP3(t *testing.T) {
 	url, _ := realServer(t)
 	for _, name := range []string{"jfk-1s.flac", "jfk-2s-48k.mp3"} {
-		b, err := os.ReadFile(testenv.RepoRoot(t) + "/audio/testdata/" + name)
+		b, err := os.ReadFile(testenv.AudioFixture(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}

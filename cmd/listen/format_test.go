@@ -16,7 +16,7 @@ import (
 // first seconds encoded by flac and lame).
 func audioTestdata(t *testing.T, name string) string {
 	t.Helper()
-	return filepath.Join(testenv.RepoRoot(t), "audio", "testdata", name)
+	return testenv.AudioFixture(t, name)
 }
 
 // TestBinaryFormats runs the built listen as a user would: every --format

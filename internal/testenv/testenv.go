@@ -16,20 +16,11 @@ import (
 // the test's working directory (its package directory).
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("testenv: no go.mod above the test's directory")
-		}
-		dir = parent
-	}
+	return dir
 }
 
 // SharedDir returns ../shared beside the repository root.

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/pipeline"
 	"github.com/tensorforge/forge/stage"
 	"go.uber.org/goleak"
@@ -63,11 +63,11 @@ func ramp(n int) []float32 {
 	return x
 }
 
-// readTestdata returns a file of package audio's test data (encoded by
-// flac and lame from jfk.wav).
+// readTestdata returns a compressed test clip (testenv.AudioFixture:
+// encoded by flac or lame from jfk.wav).
 func readTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "audio", "testdata", name))
+	b, err := os.ReadFile(testenv.AudioFixture(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
