@@ -87,8 +87,9 @@ func newFastNet(b *branch) (*fastNet, error) {
 	t := n.frames
 	for i := range 4 {
 		cv := &n.enc[i]
-		cv.cin, cv.cout, cv.stride = b.encIn[i], b.encOut[i], b.encStride[i]
-		k := b.encKernel[i]
+		blk := &b.encoder[i]
+		cv.cin, cv.cout, cv.stride = blk.in, blk.out, blk.stride
+		k := blk.ker
 		const pad = 1
 		cv.tOut = (t+2*pad-k)/cv.stride + 1
 		// Taps that some output frame reads inside the input (padded row
@@ -107,7 +108,7 @@ func newFastNet(b *branch) (*fastNet, error) {
 		cv.tapLo, cv.rowLen = lo, (hi-lo+1)*cv.cin
 		// w [cout, cin, k] → rows (tap − lo)·cin + ci, column co.
 		wt := make([]float32, cv.cout*cv.rowLen)
-		w := b.encW[i].data
+		w := blk.w.Float32s()
 		for co := range cv.cout {
 			for tap := lo; tap <= hi; tap++ {
 				for ci := range cv.cin {
@@ -116,7 +117,7 @@ func newFastNet(b *branch) (*fastNet, error) {
 			}
 		}
 		cv.w = gemm.PackPanels(true, cv.rowLen, cv.cout, wt, cv.rowLen)
-		cv.bias = b.encB[i].data
+		cv.bias = blk.b.Float32s()
 		cv.padIn = (t + 2) * cv.cin
 		cv.padOut = (cv.tOut + 2) * cv.cout
 		t = cv.tOut
@@ -126,18 +127,20 @@ func newFastNet(b *branch) (*fastNet, error) {
 	}
 	n.enc[3].last = true
 	// [W_ih | W_hh] as one [4H, 2H] matrix, so that [x; h] is one row.
+	dec := &b.decoder
+	wih, whh, bih, bhh := dec.wih.Float32s(), dec.whh.Float32s(), dec.bih.Float32s(), dec.bhh.Float32s()
 	wg := make([]float32, 4*Hidden*2*Hidden)
 	for j := range 4 * Hidden {
-		copy(wg[j*2*Hidden:], b.wih.data[j*Hidden:(j+1)*Hidden])
-		copy(wg[j*2*Hidden+Hidden:], b.whh.data[j*Hidden:(j+1)*Hidden])
+		copy(wg[j*2*Hidden:], wih[j*Hidden:(j+1)*Hidden])
+		copy(wg[j*2*Hidden+Hidden:], whh[j*Hidden:(j+1)*Hidden])
 	}
 	n.gates = gemm.PackPanels(true, 2*Hidden, 4*Hidden, wg, 2*Hidden)
 	n.gateBias = make([]float32, 4*Hidden)
 	for j := range n.gateBias {
-		n.gateBias[j] = b.bih.data[j] + b.bhh.data[j]
+		n.gateBias[j] = bih[j] + bhh[j]
 	}
-	n.decW = b.decW.data
-	n.decB = b.decB.data[0]
+	n.decW = dec.convW.Float32s()
+	n.decB = dec.convB.Float32s()[0]
 	return n, nil
 }
 
@@ -148,7 +151,7 @@ func newFastNet(b *branch) (*fastNet, error) {
 // are zero.
 func (n *fastNet) packBasis() error {
 	b := n.b
-	N, bins, basis := b.filter, b.bins, b.basis.data
+	N, bins, basis := b.filter, b.bins, b.stft.basis.Float32s()
 	if N%2 != 0 || bins != N/2+1 {
 		return fmt.Errorf("vad: fast path: STFT of %d points with %d bins", N, bins)
 	}

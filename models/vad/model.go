@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/tensorforge/forge/graph"
-	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
+	"github.com/tensorforge/forge/models/param"
 	"github.com/tensorforge/forge/weights"
 )
 
@@ -37,26 +37,6 @@ var geometries = []geometry{
 
 // Hidden is the LSTM width; the state of a stream is [2, 1, Hidden] (h, c).
 const Hidden = 128
-
-// param is one weight: its PyTorch name, shape and data (aliasing the mapped
-// artifact; read-only).
-type param struct {
-	name  string
-	shape graph.Shape
-	data  []float32
-}
-
-// branch is the network for one sample rate.
-type branch struct {
-	geometry
-	basis                    param    // stft.forward_basis_buffer [2·bins, 1, filter]
-	encW, encB               [4]param // encoder.{0..3}.reparam_conv
-	wih, whh, bih, bhh       param    // decoder.rnn (LSTMCell, gates i,f,g,o)
-	decW, decB               param    // decoder.decoder.2 (1×1 conv to one logit)
-	bins                     int
-	encStride                [4]int
-	encIn, encOut, encKernel [4]int
-}
 
 // Model is Silero VAD v6 bound to an engine. It is safe for concurrent use:
 // all streams share its weights and compiled programs, and each stream keeps
@@ -99,11 +79,11 @@ func New(eng *graph.Engine, a *weights.Artifact) (*Model, error) {
 		idle: map[int][]*runner{}, idleFast: map[int][]*fastStreams{}}
 	useFast := fastAvailable(eng.Backend().Name())
 	for _, geo := range geometries {
-		prefix := ""
+		s := param.New(a, fmt.Sprintf("vad: %s, %d Hz branch", a.ID, geo.rate))
 		if geo.rate == Rate8k {
-			prefix = "model_8k."
+			s = s.Sub("model_8k") // Silero's own attribute for its 8 kHz model
 		}
-		b, err := loadBranch(a, geo, prefix)
+		b, err := newBranch(s, geo)
 		if err != nil {
 			if geo.rate == Rate16k {
 				return nil, err
@@ -193,89 +173,4 @@ func (m *Model) branch(rate int) (*branch, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("%w: %d Hz (the model takes %v; resample first)", ErrSampleRate, rate, m.SampleRates())
-}
-
-// loadBranch reads and checks one branch's weights.
-func loadBranch(a *weights.Artifact, geo geometry, prefix string) (*branch, error) {
-	b := &branch{geometry: geo, bins: geo.filter/2 + 1}
-	get := func(name string, shape ...int) (param, error) {
-		data, got, err := a.Float32s(prefix + name)
-		if err != nil {
-			return param{}, fmt.Errorf("vad: %d Hz branch: %w", geo.rate, err)
-		}
-		if !graph.Shape(got).Equal(shape) {
-			return param{}, fmt.Errorf("vad: %d Hz branch: %s has shape %v, want %v", geo.rate, prefix+name, got, shape)
-		}
-		return param{name: prefix + name, shape: shape, data: data}, nil
-	}
-	var err error
-	if b.basis, err = get("stft.forward_basis_buffer", 2*b.bins, 1, geo.filter); err != nil {
-		return nil, err
-	}
-	// encoder: (in, out, stride) as the ONNX Conv nodes give them; kernel 3,
-	// padding 1 throughout.
-	b.encIn = [4]int{b.bins, 128, 64, 64}
-	b.encOut = [4]int{128, 64, 64, 128}
-	b.encStride = [4]int{1, 2, 2, 1}
-	b.encKernel = [4]int{3, 3, 3, 3}
-	for i := range 4 {
-		if b.encW[i], err = get(fmt.Sprintf("encoder.%d.reparam_conv.weight", i), b.encOut[i], b.encIn[i], b.encKernel[i]); err != nil {
-			return nil, err
-		}
-		if b.encB[i], err = get(fmt.Sprintf("encoder.%d.reparam_conv.bias", i), b.encOut[i]); err != nil {
-			return nil, err
-		}
-	}
-	for _, p := range []struct {
-		dst   *param
-		name  string
-		shape []int
-	}{
-		{&b.wih, "decoder.rnn.weight_ih", []int{4 * Hidden, Hidden}},
-		{&b.whh, "decoder.rnn.weight_hh", []int{4 * Hidden, Hidden}},
-		{&b.bih, "decoder.rnn.bias_ih", []int{4 * Hidden}},
-		{&b.bhh, "decoder.rnn.bias_hh", []int{4 * Hidden}},
-		{&b.decW, "decoder.decoder.2.weight", []int{1, Hidden, 1}},
-		{&b.decB, "decoder.decoder.2.bias", []int{1}},
-	} {
-		if *p.dst, err = get(p.name, p.shape...); err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
-}
-
-func (p param) on(g *graph.Graph) graph.Tensor { return g.ParamF32(p.name, p.shape, p.data) }
-
-// forward builds one call of the network for N streams at once: x is [N,
-// context+chunk] samples, h0 and c0 are [1, N, Hidden]. It returns the
-// speech probabilities [N] and the new LSTM state hN, cN [1, N, Hidden].
-// The comments name the ONNX nodes each line stands for (16 kHz sizes, one
-// stream).
-func (b *branch) forward(x, h0, c0 graph.Tensor) (prob, hN, cN graph.Tensor) {
-	g := x.Graph()
-	// /stft/padding/Pad: reflect-pad 64 samples on the right → [1, 640].
-	x = x.Pad1d(kernels.PadReflect, 0, b.pad)
-	// /stft/Conv: the STFT as a strided convolution with the fixed
-	// [cos; sin] basis → [1, 258, 4] (real parts, then imaginary parts).
-	spec := x.Unsqueeze(1).Conv1d(b.basis.on(g), graph.Tensor{}, graph.ConvOpts{Stride: b.hop})
-	// /stft/Slice_1..4, Pow, Pow_1, Add, Sqrt: the magnitude → [1, 129, 4].
-	re := spec.Slice(1, 0, b.bins)
-	im := spec.Slice(1, b.bins, 2*b.bins)
-	h := re.Mul(re).Add(im.Mul(im)).Sqrt()
-	// /encoder/{0..3}/reparam_conv/Conv + activation/Relu → [1, 128, 1].
-	for i := range 4 {
-		h = h.Conv1d(b.encW[i].on(g), b.encB[i].on(g), graph.ConvOpts{Stride: b.encStride[i], Padding: 1}).Relu()
-	}
-	// /decoder/Squeeze (the If on a last axis of 1), /decoder/rnn/LSTM: one
-	// LSTMCell step on the 128 features with the carried h and c.
-	feat := h.Squeeze(2).Unsqueeze(0) // [T=1, B=N, 128]
-	_, hN, cN = feat.LSTM(graph.LSTMWeights{WIH: b.wih.on(g), WHH: b.whh.on(g), BIH: b.bih.on(g), BHH: b.bhh.on(g)},
-		nil, h0, c0, false)
-	// /decoder/Unsqueeze, decoder/1/Relu, decoder/2/Conv, decoder/3/Sigmoid
-	// → [1, 1, 1]; /Squeeze (If on axis 1), /ReduceMean over axis 1 → [1].
-	y := hN.Squeeze(0).Unsqueeze(-1) // [N, 128, 1]
-	y = y.Relu().Conv1d(b.decW.on(g), b.decB.on(g), graph.ConvOpts{}).Sigmoid()
-	prob = y.Squeeze(1).Mean(false, 1)
-	return prob, hN, cN
 }
