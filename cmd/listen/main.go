@@ -230,7 +230,7 @@ flags:
 	fs.BoolVar(&cfg.words, "words", false, "time each word (cross-attention alignment; json and verbose_json show them, at the cost of about one more encoder pass)")
 	fs.IntVar(&cfg.threads, "threads", 0, "CPU threads to compute on (0: every core)")
 	fs.BoolVar(&cfg.progress, "progress", false, "report progress through each file on stderr (a line redrawn on a terminal, a line per tenth otherwise)")
-	fs.StringVar(&cfg.model, "model", "tiny", "Whisper model: "+strings.Join(whisper.Models(), " or "))
+	fs.StringVar(&cfg.model, "model", "tiny", "Whisper model: "+strings.Join(whisper.Models(), ", "))
 	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations), int8 (the ONNX int8 arithmetic), or on a GPU f16 / bf16 (matrix products in half precision, accumulated in f32)")
 	fs.StringVar(&cfg.language, "language", "auto", `spoken language: a code (en, de, ...), a name, or "auto" to detect it on the first utterance`)
 	fs.IntVar(&cfg.beam, "beam", 0, "beam search with this many beams (0: greedy)")

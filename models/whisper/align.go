@@ -22,14 +22,18 @@ var ErrNoAlignmentHeads = errors.New("whisper: no alignment heads known for this
 
 // AlignmentHeads returns the decoder's cross-attention heads whose weights
 // follow the audio being spoken: openai-whisper's _ALIGNMENT_HEADS for
-// tiny and base (decoded from its base85 strings; align_test.go decodes
-// them again), nil for another model.
+// tiny, base and small (decoded from its base85 strings; align_test.go
+// decodes them again, and for small also checks them against the
+// alignment_heads of the package's generation_config.json), nil for
+// another model.
 func (m *Model) AlignmentHeads() []Head {
 	switch m.id {
 	case "whisper-tiny":
 		return []Head{{2, 2}, {3, 0}, {3, 2}, {3, 3}, {3, 4}, {3, 5}}
 	case "whisper-base":
 		return []Head{{3, 1}, {4, 2}, {4, 3}, {4, 7}, {5, 1}, {5, 2}, {5, 4}, {5, 6}}
+	case "whisper-small":
+		return []Head{{5, 3}, {5, 9}, {8, 0}, {8, 4}, {8, 7}, {8, 8}, {9, 0}, {9, 7}, {9, 9}, {10, 5}}
 	}
 	return nil
 }

@@ -3,10 +3,14 @@ package whisper
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tensorforge/forge/weights"
 )
 
 // b85decode is Python's base64.b85decode (RFC 1924's alphabet), enough to
@@ -41,6 +45,7 @@ func TestAlignmentHeads(t *testing.T) {
 	}{
 		{"whisper-tiny", "ABzY8bu8Lr0{>%RKn9Fp%m@SkK7Kt=7ytkO", 4, 6},
 		{"whisper-base", "ABzY8KQ!870{>%RzyTQH3`Q^yNP!>##QT-<FaQ7m", 6, 8},
+		{"whisper-small", "ABzY8DmU6=0{>%Rpa?J`kvJ6qF(V^F86#Xh7JUGMK}P<N0000", 12, 12},
 	} {
 		zr, err := gzip.NewReader(bytes.NewReader(b85decode(t, c.b85)))
 		if err != nil {
@@ -62,5 +67,45 @@ func TestAlignmentHeads(t *testing.T) {
 	}
 	if got := (&Model{id: "whisper-large"}).AlignmentHeads(); got != nil {
 		t.Errorf("unknown model: %v", got)
+	}
+}
+
+// TestAlignmentHeadsMatchGenerationConfig: the Hugging Face export of each
+// size carries the same heads as generation_config.json's alignment_heads
+// ([layer, head] pairs); a second source for the table above, read from
+// the model cache (sizes not fetched are skipped).
+func TestAlignmentHeadsMatchGenerationConfig(t *testing.T) {
+	for _, size := range Models() {
+		id, err := ArtifactID(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(size, func(t *testing.T) {
+			a, err := weights.Open(id)
+			if errors.Is(err, weights.ErrNotReady) {
+				t.Skipf("SKIPPED: %s is not in the model cache: run `go run ./cmd/models fetch %s`", id, id)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := a.ReadFile("generation_config.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gc struct {
+				AlignmentHeads [][2]int `json:"alignment_heads"`
+			}
+			if err := json.Unmarshal(b, &gc); err != nil {
+				t.Fatal(err)
+			}
+			var want []Head
+			for _, h := range gc.AlignmentHeads {
+				want = append(want, Head{h[0], h[1]})
+			}
+			if got := (&Model{id: id}).AlignmentHeads(); len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("table %v, generation_config.json %v", got, want)
+			}
+		})
 	}
 }

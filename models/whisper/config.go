@@ -22,8 +22,9 @@ var (
 
 // models maps the user-facing size names to weights artifact ids.
 var models = map[string]string{
-	"tiny": weights.WhisperTiny,
-	"base": weights.WhisperBase,
+	"tiny":  weights.WhisperTiny,
+	"base":  weights.WhisperBase,
+	"small": weights.WhisperSmall,
 }
 
 // Models lists the model sizes Open accepts.
@@ -89,11 +90,11 @@ type Config struct {
 	AudioCtx      int `json:"max_source_positions"`    // 1500 encoder positions
 	TextCtx       int `json:"max_target_positions"`    // 448 decoder positions
 	Vocab         int `json:"vocab_size"`              // 51865
-	DModel        int `json:"d_model"`                 // 384 tiny, 512 base
-	EncoderLayers int `json:"encoder_layers"`          // 4 tiny, 6 base
-	DecoderLayers int `json:"decoder_layers"`          // 4 tiny, 6 base
-	EncoderHeads  int `json:"encoder_attention_heads"` // 6 tiny, 8 base
-	DecoderHeads  int `json:"decoder_attention_heads"` // 6 tiny, 8 base
+	DModel        int `json:"d_model"`                 // 384 tiny, 512 base, 768 small
+	EncoderLayers int `json:"encoder_layers"`          // 4 tiny, 6 base, 12 small
+	DecoderLayers int `json:"decoder_layers"`          // 4 tiny, 6 base, 12 small
+	EncoderHeads  int `json:"encoder_attention_heads"` // 6 tiny, 8 base, 12 small
+	DecoderHeads  int `json:"decoder_attention_heads"` // 6 tiny, 8 base, 12 small
 	EncoderFFN    int `json:"encoder_ffn_dim"`         // 4·d
 	DecoderFFN    int `json:"decoder_ffn_dim"`         // 4·d
 }

@@ -37,7 +37,7 @@ type Model struct {
 	closed bool
 }
 
-// Open loads a model by size ("tiny", "base") or artifact id from the model
+// Open loads a model by size ("tiny", "base", "small") or artifact id from the model
 // cache, fetching and converting it on first use (progress goes to the
 // weights package's log), and binds it to eng. Close releases it.
 func Open(ctx context.Context, eng *graph.Engine, name string, prec Precision, opts ...Option) (*Model, error) {

@@ -130,14 +130,15 @@ func TestBeamSearch(t *testing.T) {
 	}
 }
 
-// TestF32Transcripts: f32 mode must get jfk word for word (both sizes);
-// the transcripts of every golden clip and their distance to the int8
-// goldens' text are logged.
+// TestF32Transcripts: f32 mode must get jfk word for word (every size;
+// small has no goldens of its own, so this is its check that a 12-layer,
+// 768-wide config runs through the same code); the transcripts of every
+// golden clip and their distance to the int8 goldens' text are logged.
 func TestF32Transcripts(t *testing.T) {
-	for _, size := range []string{"tiny", "base"} {
+	for _, size := range []string{"tiny", "base", "small"} {
 		m := model(t, size, whisper.F32)
 		clips := goldenClips["tiny"]
-		if testing.Short() || size == "base" {
+		if testing.Short() || size != "tiny" {
 			clips = []string{"jfk"}
 		}
 		for _, clip := range clips {
@@ -286,8 +287,10 @@ func TestParsePrecisionAndModels(t *testing.T) {
 	if _, err := whisper.ParsePrecision("f16"); !errors.Is(err, whisper.ErrUnknownPrecision) {
 		t.Errorf("f16: %v", err)
 	}
-	if id, err := whisper.ArtifactID("base"); err != nil || id != "whisper-base" {
-		t.Errorf("base: %q %v", id, err)
+	for in, want := range map[string]string{"base": "whisper-base", "small": "whisper-small", "whisper-small": "whisper-small"} {
+		if id, err := whisper.ArtifactID(in); err != nil || id != want {
+			t.Errorf("%s: %q %v", in, id, err)
+		}
 	}
 	if _, err := whisper.ArtifactID("large"); !errors.Is(err, whisper.ErrUnknownModel) {
 		t.Errorf("large: %v", err)

@@ -61,7 +61,7 @@ const SampleRate = 16000
 // Config chooses the models of a Transcriber or Detector. The zero value
 // is Whisper tiny in float32 with the VAD, on the best device here.
 type Config struct {
-	// Model is the Whisper size ("tiny", the default, or "base"; see
+	// Model is the Whisper size ("tiny", the default, "base" or "small"; see
 	// whisper.Models) or its artifact id ("whisper-base"). The weights are
 	// fetched into the model cache on first use.
 	Model string
