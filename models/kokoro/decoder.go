@@ -1,8 +1,11 @@
 package kokoro
 
 import (
+	"strconv"
+
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/models/param"
 )
 
 // iSTFTNet generator sizes (config.json "istftnet").
@@ -17,30 +20,64 @@ const (
 // decoder is Decoder: F0 and energy curves downsampled by strided convs,
 // an encoding AdainResBlk1d over [asr, F0, N], four decoding blocks that
 // see the residual features again (the last upsamples ×2), then the
-// generator. asr is [1, 512, F], f0 and nrg [1, 2F], har the source
-// spectrogram [1, 22, 120F+1] (see harmonicSpectrum); s is the timbre half
-// of the style [1, 128]. It returns the waveform [1, 600F].
-func (n *net) decoder(asr, f0, nrg, har, s graph.Tensor) graph.Tensor {
+// generator. bf16 (the default, see Model.Float32) lets every convolution
+// of the decoder and generator run in bfloat16.
+type decoder struct {
+	f0Conv, nConv conv1d // F0_conv, N_conv
+	encode        adainResBlk1d
+	asrRes        conv1d // asr_res.0
+	decode        [4]adainResBlk1d
+	generator     generator
+}
+
+func newDecoder(s *param.Scope, bf16 bool) decoder {
 	down := graph.ConvOpts{Stride: 2, Padding: 1}
-	F0 := n.conv1d("decoder.F0_conv", f0.Unsqueeze(1), true, down) // [1, 1, F]
-	N := n.conv1d("decoder.N_conv", nrg.Unsqueeze(1), true, down)
-	x := n.adainResBlk1d("decoder.encode", graph.Concat(1, asr, F0, N), s, false)
-	asrRes := n.conv1d("decoder.asr_res.0", asr, true, graph.ConvOpts{})
-	for i := range 4 {
-		x = graph.Concat(1, x, asrRes, F0, N)
-		x = n.adainResBlk1d("decoder.decode."+itoa(i), x, s, i == 3)
+	d := decoder{
+		f0Conv:    newConv1d(s.Sub("F0_conv"), true, down, bf16),
+		nConv:     newConv1d(s.Sub("N_conv"), true, down, bf16),
+		encode:    newAdainResBlk1d(s.Sub("encode"), false, bf16),
+		asrRes:    newConv1d(s.Sub("asr_res").Index(0), true, graph.ConvOpts{}, bf16),
+		generator: newGenerator(s.Sub("generator"), bf16),
 	}
-	return n.generator(x, s, har)
+	for i := range d.decode {
+		d.decode[i] = newAdainResBlk1d(s.Sub("decode").Index(i), i == 3, bf16)
+	}
+	return d
+}
+
+// forward takes asr [1, 512, F], f0 and nrg [1, 2F], har the source
+// spectrogram [1, 22, 120F+1] (see harmonicSpectrum) and s the timbre half
+// of the style [1, 128]. It returns the waveform [1, 600F].
+func (m *decoder) forward(asr, f0, nrg, har, s graph.Tensor) graph.Tensor {
+	F0 := m.f0Conv.forward(f0.Unsqueeze(1)) // [1, 1, F]
+	N := m.nConv.forward(nrg.Unsqueeze(1))
+	x := m.encode.forward(graph.Concat(1, asr, F0, N), s)
+	asrRes := m.asrRes.forward(asr)
+	for i := range m.decode {
+		x = graph.Concat(1, x, asrRes, F0, N)
+		x = m.decode[i].forward(x, s)
+	}
+	return m.generator.forward(x, s, har)
 }
 
 // adaINSnake is AdaIN1d followed by the Snake1D activation
 // x + sin²(αx)/α (α learned per channel), folded into fewer passes over
 // the long generator sequences: with u = α·x = α(1+γ)·norm(x) + αβ, the
 // instance norm's own affine produces u, and the snake is (u + sin²u)/α.
-func (n *net) adaINSnake(adaPre, alphaName string, x, s graph.Tensor) graph.Tensor {
+type adaINSnake struct {
+	fc    linear       // adainK.j.fc
+	alpha param.Tensor // alphaK.j [1, C, 1]
+}
+
+func newAdaINSnake(s *param.Scope, adain, alpha string, j int) adaINSnake {
+	fc := newLinear(s.Sub(adain).Index(j).Sub("fc"))
+	return adaINSnake{fc: fc, alpha: s.Sub(alpha).F32(strconv.Itoa(j), 1, -1, 1)}
+}
+
+func (m *adaINSnake) forward(x, s graph.Tensor) graph.Tensor {
 	C := x.Dim(1)
-	h := n.linear(adaPre+".fc", s).Reshape(2 * C)
-	a := n.p(alphaName).Reshape(C)
+	h := m.fc.forward(s).Reshape(2 * C)
+	a := m.alpha.In(x.Graph()).Reshape(C)
 	w := h.Slice(0, 0, C).AddScalar(1).Mul(a)
 	b := h.Slice(0, C, 2*C).Mul(a)
 	u := x.InstanceNorm(w, b, 1e-5)
@@ -50,15 +87,34 @@ func (n *net) adaINSnake(adaPre, alphaName string, x, s graph.Tensor) graph.Tens
 
 // adainResBlock1 is AdaINResBlock1: three rounds of AdaIN → Snake →
 // dilated conv → AdaIN → Snake → conv, each added to its input.
-func (n *net) adainResBlock1(pre string, x, s graph.Tensor, k int, dil [3]int) graph.Tensor {
-	for j := range 3 {
-		js := itoa(j)
+type adainResBlock1 struct {
+	round [3]struct {
+		snake1, snake2 adaINSnake
+		conv1, conv2   conv1d // convs1.j, convs2.j
+	}
+}
+
+func newAdainResBlock1(s *param.Scope, k int, dil [3]int, bf16 bool) adainResBlock1 {
+	var b adainResBlock1
+	for j := range b.round {
+		r := &b.round[j]
+		r.snake1 = newAdaINSnake(s, "adain1", "alpha1", j)
+		r.snake2 = newAdaINSnake(s, "adain2", "alpha2", j)
 		// convs1's bias is left out (the instance norm after it removes
 		// per-channel constants); convs2's is added by the convolution.
-		xt := n.adaINSnake(pre+".adain1."+js, pre+".alpha1."+js, x, s)
-		xt = n.conv1d(pre+".convs1."+js, xt, false, graph.ConvOpts{Dilation: dil[j], Padding: (k*dil[j] - dil[j]) / 2})
-		xt = n.adaINSnake(pre+".adain2."+js, pre+".alpha2."+js, xt, s)
-		x = n.conv1d(pre+".convs2."+js, xt, true, graph.ConvOpts{Padding: (k - 1) / 2}).Add(x)
+		r.conv1 = newConv1d(s.Sub("convs1").Index(j), false, graph.ConvOpts{Dilation: dil[j], Padding: (k*dil[j] - dil[j]) / 2}, bf16)
+		r.conv2 = newConv1d(s.Sub("convs2").Index(j), true, graph.ConvOpts{Padding: (k - 1) / 2}, bf16)
+	}
+	return b
+}
+
+func (m *adainResBlock1) forward(x, s graph.Tensor) graph.Tensor {
+	for j := range m.round {
+		r := &m.round[j]
+		xt := r.snake1.forward(x, s)
+		xt = r.conv1.forward(xt)
+		xt = r.snake2.forward(xt, s)
+		x = r.conv2.forward(xt).Add(x)
 	}
 	return x
 }
@@ -67,39 +123,73 @@ func (n *net) adainResBlock1(pre string, x, s graph.Tensor, k int, dil [3]int) g
 // convs ×10 and ×6), each joined by the harmonic source brought to its
 // rate (noise_convs, noise_res) and followed by the mean of three residual
 // blocks (kernels 3, 7, 11); then conv_post to 11 log-magnitudes and 11
-// phases, and the inverse STFT.
-func (n *net) generator(x, s, har graph.Tensor) graph.Tensor {
-	const g = "decoder.generator."
-	kernelsizes := [3]int{3, 7, 11}
+// phases, and the inverse STFT. The harmonic source itself (m_source) runs
+// on the host: lLinear holds its l_linear.
+type generator struct {
+	ups        [2]convTranspose1d
+	noiseConvs [2]conv1d
+	noiseRes   [2]adainResBlock1
+	resblocks  [6]adainResBlock1
+	convPost   conv1d
+	// stft.istft.stft: the windowed inverse-DFT basis [22, 1, 20] and the
+	// window's overlap sum [20].
+	inverseBasis, windowSum param.Tensor
+	lLinearW, lLinearB      param.Tensor // m_source.l_linear [1, 9], [1]
+}
+
+func newGenerator(s *param.Scope, bf16 bool) generator {
+	kernelSizes := [3]int{3, 7, 11}
 	dil := [3]int{1, 3, 5}
 	ups := []graph.ConvOpts{{Stride: 10, Padding: 5}, {Stride: 6, Padding: 3}}
 	noise := []graph.ConvOpts{{Stride: 6, Padding: 3}, {}}
 	noiseK := []int{7, 11}
+	istft := s.Sub("stft.istft.stft")
+	lin := s.Sub("m_source.l_linear")
+	g := generator{
+		convPost:     newConv1d(s.Sub("conv_post"), true, graph.ConvOpts{Padding: 3}, bf16),
+		inverseBasis: istft.F32("inverse_basis", 2*specBins, 1, nFFT),
+		windowSum:    istft.F32("window_sum", nFFT),
+		lLinearW:     lin.F32("weight", 1, harmonics),
+		lLinearB:     lin.F32("bias", 1),
+	}
 	for i := range 2 {
-		is := itoa(i)
+		g.ups[i] = newConvTranspose1d(s.Sub("ups").Index(i), ups[i], bf16)
+		g.noiseConvs[i] = newConv1d(s.Sub("noise_convs").Index(i), true, noise[i], bf16)
+		g.noiseRes[i] = newAdainResBlock1(s.Sub("noise_res").Index(i), noiseK[i], dil, bf16)
+		for j, k := range kernelSizes {
+			g.resblocks[3*i+j] = newAdainResBlock1(s.Sub("resblocks").Index(3*i+j), k, dil, bf16)
+		}
+	}
+	return g
+}
+
+// forward maps the decoder's features x, the timbre style s and the source
+// spectrogram har to the waveform.
+func (m *generator) forward(x, s, har graph.Tensor) graph.Tensor {
+	for i := range 2 {
 		x = x.LeakyRelu(0.1)
-		src := n.conv1d(g+"noise_convs."+is, har, true, noise[i])
-		src = n.adainResBlock1(g+"noise_res."+is, src, s, noiseK[i], dil)
-		x = n.convTranspose1d(g+"ups."+is, x, ups[i])
+		src := m.noiseConvs[i].forward(har)
+		src = m.noiseRes[i].forward(src, s)
+		x = m.ups[i].forward(x)
 		if i == 1 {
 			x = x.Pad1d(kernels.PadReflect, 1, 0)
 		}
 		x = x.Add(src)
 		var xs graph.Tensor
-		for j, k := range kernelsizes {
-			r := n.adainResBlock1(g+"resblocks."+itoa(3*i+j), x, s, k, dil)
+		for j := range 3 {
+			r := m.resblocks[3*i+j].forward(x, s)
 			if j == 0 {
 				xs = r
 			} else {
 				xs = xs.Add(r)
 			}
 		}
-		x = xs.Div(n.scalar(3))
+		x = xs.Div(scalar(xs, 3))
 	}
-	x = n.conv1d(g+"conv_post", x.LeakyRelu(0.01), true, graph.ConvOpts{Padding: 3}) // [1, 22, L]
+	x = m.convPost.forward(x.LeakyRelu(0.01)) // [1, 22, L]
 	spec := x.Slice(1, 0, specBins).Exp()
 	phase := x.Slice(1, specBins, 2*specBins).Sin()
-	return n.istft(spec, phase)
+	return m.istft(spec, phase)
 }
 
 // istft is the export's inverse STFT: real and imaginary parts through a
@@ -108,14 +198,14 @@ func (n *net) generator(x, s, har graph.Tensor) graph.Tensor {
 // n_fft/hop, and n_fft/2 samples trimmed from both ends. Only the first
 // n_fft samples are normalised, as in the export; in the steady state the
 // Hann² overlap sum is constant and folded into the gain.
-func (n *net) istft(spec, phase graph.Tensor) graph.Tensor {
-	const g = "decoder.generator.stft.istft.stft."
+func (m *generator) istft(spec, phase graph.Tensor) graph.Tensor {
+	g := spec.Graph()
 	re := spec.Mul(phase.Cos())
 	im := spec.Mul(phase.Sin())
-	y := graph.Concat(1, re, im).ConvTranspose1d(n.p(g+"inverse_basis"), graph.Tensor{}, graph.ConvOpts{Stride: hop}) // [1, 1, (L−1)·hop + n_fft]
+	y := graph.Concat(1, re, im).ConvTranspose1d(m.inverseBasis.In(g), graph.Tensor{}, graph.ConvOpts{Stride: hop}) // [1, 1, (L−1)·hop + n_fft]
 	total := y.Dim(2)
 	half := nFFT / 2
-	head := y.Slice(2, half, nFFT).Div(n.p(g+"window_sum").Slice(0, half, nFFT))
+	head := y.Slice(2, half, nFFT).Div(m.windowSum.In(g).Slice(0, half, nFFT))
 	tail := y.Slice(2, nFFT, total-half)
 	return graph.Concat(2, head, tail).MulScalar(float64(nFFT/hop)).Reshape(1, -1)
 }

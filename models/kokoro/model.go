@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/param"
 )
 
 // SampleRate is the rate of the audio Kokoro produces.
@@ -49,6 +50,7 @@ var (
 type Model struct {
 	eng     *graph.Engine
 	w       *Weights
+	k       *kmodel
 	vocab   int  // rows of the embedding tables
 	float32 bool // see Float32
 }
@@ -59,11 +61,11 @@ func New(eng *graph.Engine, w *Weights) (*Model, error) {
 	if eng == nil || w == nil {
 		return nil, errors.New("kokoro: New needs an engine and weights")
 	}
-	emb, ok := w.lookup("bert.embeddings.word_embeddings.weight")
-	if !ok || len(emb.shape) != 2 {
-		return nil, fmt.Errorf("kokoro: weights %s lack the word embeddings", w.ID)
+	k, err := newKModel(param.New(weightSource{w}, "kokoro: weights "+w.ID))
+	if err != nil {
+		return nil, err
 	}
-	return &Model{eng: eng, w: w, vocab: emb.shape[0]}, nil
+	return &Model{eng: eng, w: w, k: k, vocab: k.bert.word.Shape[0]}, nil
 }
 
 // Float32 returns the model with every layer in float32. By default the
@@ -163,13 +165,13 @@ func frames(dur []int64) int {
 // runText runs graph 1 and fills the durations of tr; it returns the
 // duration-encoder features d [T, 640] and text features t_en [512, T].
 func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed float32, tr *Trace) (d, tEn *graph.Value, err error) {
-	n := newNet(m.w)
+	g := graph.New()
 	T := len(ids)
-	idsT := n.g.InputI64("input_ids", graph.Shape{1, T}, ids)
-	styleT := n.g.InputF32("style", graph.Shape{1, StyleSize}, style)
-	speedT := n.g.InputF32("speed", graph.Shape{1}, []float32{speed})
-	out := n.textStage(idsT, styleT, speedT)
-	if err := n.check(out.durFloat, out.dur, out.d, out.tEn); err != nil {
+	idsT := g.InputI64("input_ids", graph.Shape{1, T}, ids)
+	styleT := g.InputF32("style", graph.Shape{1, StyleSize}, style)
+	speedT := g.InputF32("speed", graph.Shape{1}, []float32{speed})
+	out := m.k.textStage(idsT, styleT, speedT)
+	if err := check(out.durFloat, out.dur, out.d, out.tEn); err != nil {
 		return nil, nil, err
 	}
 	vals, err := m.eng.Eval(ctx, out.durFloat, out.dur, out.d, out.tEn)
@@ -183,15 +185,15 @@ func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed
 
 // runProsody runs graph 2: the alignment and the F0/energy predictors.
 func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []float32, tr *Trace) error {
-	n := newNet(m.w)
+	g := graph.New()
 	T := len(tr.Durations)
 	F := frames(tr.Durations)
-	dT := n.g.InputBytes("d", graph.F32, d.Shape, d.Data)
-	tEnT := n.g.InputBytes("t_en", graph.F32, tEn.Shape, tEn.Data)
-	durT := n.g.InputI64("pred_dur", graph.Shape{T}, tr.Durations)
-	styleT := n.g.InputF32("style", graph.Shape{1, StyleSize}, style)
-	out := n.prosodyStage(dT, tEnT, durT, styleT, F)
-	if err := n.check(out.f0, out.n, out.asr); err != nil {
+	dT := g.InputBytes("d", graph.F32, d.Shape, d.Data)
+	tEnT := g.InputBytes("t_en", graph.F32, tEn.Shape, tEn.Data)
+	durT := g.InputI64("pred_dur", graph.Shape{T}, tr.Durations)
+	styleT := g.InputF32("style", graph.Shape{1, StyleSize}, style)
+	out := m.k.prosodyStage(dT, tEnT, durT, styleT, F)
+	if err := check(out.f0, out.n, out.asr); err != nil {
 		return err
 	}
 	vals, err := m.eng.Eval(ctx, out.f0, out.n, out.asr)
@@ -207,22 +209,21 @@ func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []flo
 // runDecoder computes the harmonic source on the host and runs graph 3:
 // the decoder and the generator.
 func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) error {
-	lin, ok1 := m.w.lookup("decoder.generator.m_source.l_linear.weight")
-	bias, ok2 := m.w.lookup("decoder.generator.m_source.l_linear.bias")
-	if !ok1 || !ok2 || len(lin.data) != harmonics || len(bias.data) != 1 {
-		return fmt.Errorf("kokoro: weights %s lack the source's l_linear", m.w.ID)
+	dec := &m.k.decoder
+	if m.float32 {
+		dec = &m.k.decoder32
 	}
-	har := harmonicSpectrum(tr.F0, lin.data, bias.data[0])
-	n := newNet(m.w)
-	n.bf16 = !m.float32
+	gen := &dec.generator
+	har := harmonicSpectrum(tr.F0, gen.lLinearW.Float32s(), gen.lLinearB.Float32s()[0])
+	g := graph.New()
 	F := len(tr.F0) / 2
-	asr := n.g.InputF32("asr", graph.Shape{1, hiddenDim, F}, tr.ASR)
-	f0 := n.g.InputF32("f0", graph.Shape{1, 2 * F}, tr.F0)
-	nrg := n.g.InputF32("n", graph.Shape{1, 2 * F}, tr.N)
-	harT := n.g.InputF32("har", graph.Shape{1, 2 * specBins, len(har) / (2 * specBins)}, har)
-	styleT := n.g.InputF32("style", graph.Shape{1, StyleSize}, style)
-	wave := n.decoder(asr, f0, nrg, harT, styleT.Slice(1, 0, styleDim))
-	if err := n.check(wave); err != nil {
+	asr := g.InputF32("asr", graph.Shape{1, hiddenDim, F}, tr.ASR)
+	f0 := g.InputF32("f0", graph.Shape{1, 2 * F}, tr.F0)
+	nrg := g.InputF32("n", graph.Shape{1, 2 * F}, tr.N)
+	harT := g.InputF32("har", graph.Shape{1, 2 * specBins, len(har) / (2 * specBins)}, har)
+	styleT := g.InputF32("style", graph.Shape{1, StyleSize}, style)
+	wave := dec.forward(asr, f0, nrg, harT, styleT.Slice(1, 0, styleDim))
+	if err := check(wave); err != nil {
 		return err
 	}
 	vals, err := m.eng.Eval(ctx, wave)

@@ -4,13 +4,119 @@ import (
 	"math"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/param"
 )
+
+// prosodyPredictor is ProsodyPredictor: the duration encoder
+// (text_encoder), the duration head (lstm, duration_proj) and the F0 and
+// energy branches (shared, F0, N, F0_proj, N_proj).
+type prosodyPredictor struct {
+	durEncoder    durationEncoder
+	lstm          lstm
+	durationProj  linear // duration_proj.linear_layer
+	shared        lstm
+	f0, n         [3]adainResBlk1d
+	f0Proj, nProj conv1d
+}
+
+func newProsodyPredictor(s *param.Scope) prosodyPredictor {
+	p := prosodyPredictor{
+		durEncoder:   newDurationEncoder(s.Sub("text_encoder")),
+		lstm:         newLSTM(s.Sub("lstm")),
+		durationProj: newLinear(s.Sub("duration_proj.linear_layer")),
+		shared:       newLSTM(s.Sub("shared")),
+		f0Proj:       newConv1d(s.Sub("F0_proj"), true, graph.ConvOpts{}, false),
+		nProj:        newConv1d(s.Sub("N_proj"), true, graph.ConvOpts{}, false),
+	}
+	for i := range 3 {
+		p.f0[i] = newAdainResBlk1d(s.Sub("F0").Index(i), i == 1, false)
+		p.n[i] = newAdainResBlk1d(s.Sub("N").Index(i), i == 1, false)
+	}
+	return p
+}
+
+// durations is the duration head: the LSTM over d, a linear projection to
+// 50 bins, their sigmoids summed, divided by speed, rounded half to even
+// and clamped to at least one frame. It returns the float durations [1, T]
+// (pred_dur_float) and the integer ones [T] (pred_dur).
+func (m *prosodyPredictor) durations(d, speed graph.Tensor) (graph.Tensor, graph.Tensor) {
+	x := m.lstm.forward(d)
+	logits := m.durationProj.forward(x)               // [1, T, 50]
+	dur := logits.Sigmoid().Sum(false, -1).Div(speed) // [1, T]
+	frames := dur.Round().Maximum(scalar(dur, 1)).Cast(graph.I64).Reshape(-1)
+	return dur, frames
+}
+
+// f0n is F0Ntrain: the shared LSTM over the aligned duration features en
+// [1, F, 640], then the F0 and energy branches (three AdainResBlk1d each,
+// the second upsampling ×2) and their 1×1 projections. It returns F0 and
+// N, each [1, 2F].
+func (m *prosodyPredictor) f0n(en, s graph.Tensor) (f0, nrg graph.Tensor) {
+	x := m.shared.forward(en).Transpose(1, 2) // [1, 512, F]
+	branch := func(blocks *[3]adainResBlk1d, proj *conv1d) graph.Tensor {
+		y := x
+		for i := range blocks {
+			y = blocks[i].forward(y, s)
+		}
+		return proj.forward(y).Reshape(1, -1)
+	}
+	return branch(&m.f0, &m.f0Proj), branch(&m.n, &m.nProj)
+}
+
+// durationEncoder is DurationEncoder: three rounds of a bidirectional LSTM
+// followed by an AdaLayerNorm (lstms.0 … lstms.5, alternating), the style
+// concatenated to the features before each LSTM and after the last norm.
+type durationEncoder struct {
+	lstms [3]lstm
+	norms [3]adaLayerNorm
+}
+
+func newDurationEncoder(s *param.Scope) durationEncoder {
+	var d durationEncoder
+	for i := range 3 {
+		d.lstms[i] = newLSTM(s.Sub("lstms").Index(2 * i))
+		d.norms[i] = newAdaLayerNorm(s.Sub("lstms").Index(2*i + 1))
+	}
+	return d
+}
+
+// forward maps d_en [1, T, 512] and the prosody style s [1, 128] to d
+// [1, T, 640].
+func (m *durationEncoder) forward(dEn, s graph.Tensor) graph.Tensor {
+	T := dEn.Dim(1)
+	st := s.Unsqueeze(1).Expand(graph.Shape{1, T, styleDim}) // [1, T, 128]
+	x := graph.Concat(2, dEn, st)
+	for i := range m.lstms {
+		x = m.lstms[i].forward(x)
+		x = m.norms[i].forward(x, s)
+		x = graph.Concat(2, x, st)
+	}
+	return x
+}
+
+// adaLayerNorm is AdaLayerNorm on x [1, T, C]: a LayerNorm over channels
+// without affine weights, scaled by 1+γ and shifted by β from fc(s).
+type adaLayerNorm struct{ fc linear }
+
+func newAdaLayerNorm(s *param.Scope) adaLayerNorm { return adaLayerNorm{newLinear(s.Sub("fc"))} }
+
+func (m *adaLayerNorm) forward(x, s graph.Tensor) graph.Tensor {
+	C := x.Dim(2)
+	h := m.fc.forward(s) // [1, 2C]
+	gamma, beta := h.Slice(1, 0, C).Unsqueeze(1), h.Slice(1, C, 2*C).Unsqueeze(1)
+	xn := x.LayerNorm(graph.Tensor{}, graph.Tensor{}, 1e-5)
+	return gamma.AddScalar(1).Mul(xn).Add(beta)
+}
 
 // adaIN1d is AdaIN1d on x [1, C, L]: instance normalisation over time whose
 // scale (1+γ) and shift β come from fc(s).
-func (n *net) adaIN1d(pre string, x, s graph.Tensor) graph.Tensor {
+type adaIN1d struct{ fc linear }
+
+func newAdaIN1d(s *param.Scope) adaIN1d { return adaIN1d{newLinear(s.Sub("fc"))} }
+
+func (m *adaIN1d) forward(x, s graph.Tensor) graph.Tensor {
 	C := x.Dim(1)
-	h := n.linear(pre+".fc", s).Unsqueeze(2) // [1, 2C, 1]
+	h := m.fc.forward(s).Unsqueeze(2) // [1, 2C, 1]
 	gamma, beta := h.Slice(1, 0, C), h.Slice(1, C, 2*C)
 	return gamma.AddScalar(1).Mul(x.InstanceNorm(graph.Tensor{}, graph.Tensor{}, 1e-5)).Add(beta)
 }
@@ -26,55 +132,47 @@ func upsampleNearest2(x graph.Tensor) graph.Tensor {
 // (depthwise transposed-conv upsampling) → conv → AdaIN → LeakyReLU →
 // conv, plus a shortcut (nearest upsampling, a 1×1 conv when the width
 // changes), summed and divided by √2.
-func (n *net) adainResBlk1d(pre string, x, s graph.Tensor, upsample bool) graph.Tensor {
-	cin := x.Dim(1)
-	r := n.adaIN1d(pre+".norm1", x, s).LeakyRelu(0.2)
-	if upsample {
-		r = n.convTranspose1d(pre+".pool", r, graph.ConvOpts{Stride: 2, Padding: 1, OutputPadding: 1, Groups: cin})
+type adainResBlk1d struct {
+	norm1, norm2 adaIN1d
+	upsample     bool
+	pool         convTranspose1d // when upsample
+	conv1, conv2 conv1d
+	learnedSC    bool
+	conv1x1      conv1d // when learnedSC (dim_in ≠ dim_out)
+}
+
+func newAdainResBlk1d(s *param.Scope, upsample, bf16 bool) adainResBlk1d {
+	pad1 := graph.ConvOpts{Padding: 1}
+	b := adainResBlk1d{
+		norm1: newAdaIN1d(s.Sub("norm1")), norm2: newAdaIN1d(s.Sub("norm2")),
+		upsample: upsample,
+		conv1:    newConv1d(s.Sub("conv1"), true, pad1, bf16),
+		conv2:    newConv1d(s.Sub("conv2"), true, pad1, bf16),
 	}
-	r = n.conv1d(pre+".conv1", r, true, graph.ConvOpts{Padding: 1})
-	r = n.adaIN1d(pre+".norm2", r, s).LeakyRelu(0.2)
-	r = n.conv1d(pre+".conv2", r, true, graph.ConvOpts{Padding: 1})
-	sc := x
+	in, out := dim(b.conv1.w, 1), dim(b.conv1.w, 0)
 	if upsample {
+		b.pool = newConvTranspose1d(s.Sub("pool"), graph.ConvOpts{Stride: 2, Padding: 1, OutputPadding: 1, Groups: in}, bf16)
+	}
+	if b.learnedSC = in != out; b.learnedSC {
+		b.conv1x1 = newConv1d(s.Sub("conv1x1"), false, graph.ConvOpts{}, bf16)
+	}
+	return b
+}
+
+func (m *adainResBlk1d) forward(x, s graph.Tensor) graph.Tensor {
+	r := m.norm1.forward(x, s).LeakyRelu(0.2)
+	if m.upsample {
+		r = m.pool.forward(r)
+	}
+	r = m.conv1.forward(r)
+	r = m.norm2.forward(r, s).LeakyRelu(0.2)
+	r = m.conv2.forward(r)
+	sc := x
+	if m.upsample {
 		sc = upsampleNearest2(sc)
 	}
-	if cout := r.Dim(1); cout != cin {
-		sc = n.conv1d(pre+".conv1x1", sc, false, graph.ConvOpts{})
+	if m.learnedSC {
+		sc = m.conv1x1.forward(sc)
 	}
-	return r.Add(sc).Div(n.scalar(math.Sqrt2))
-}
-
-// prosody is ProsodyPredictor.F0Ntrain: the shared LSTM over the aligned
-// duration features en [1, F, 640], then the F0 and energy branches (three
-// AdainResBlk1d each, the second upsampling ×2) and their 1×1 projections.
-// It returns F0 and N, each [1, 2F].
-func (n *net) prosody(en, s graph.Tensor) (f0, nrg graph.Tensor) {
-	x := n.lstm("predictor.shared", en).Transpose(1, 2) // [1, 512, F]
-	branch := func(name string) graph.Tensor {
-		y := x
-		for i := range 3 {
-			y = n.adainResBlk1d("predictor."+name+"."+itoa(i), y, s, i == 1)
-		}
-		y = n.conv1d("predictor."+name+"_proj", y, true, graph.ConvOpts{})
-		return y.Reshape(1, -1)
-	}
-	return branch("F0"), branch("N")
-}
-
-// stage2 holds the prosody stage's outputs.
-type stage2 struct {
-	f0, n graph.Tensor // [1, 2F]
-	asr   graph.Tensor // [1, 512, F]
-}
-
-// prosodyStage aligns the text-stage features to frames by repeating each
-// phoneme's column dur[i] times (the 0/1 alignment matrix product of the
-// reference, done as a gather) and predicts F0 and energy.
-func (n *net) prosodyStage(d, tEn, dur, style graph.Tensor, frames int) stage2 {
-	s := style.Slice(1, styleDim, 2*styleDim)
-	en := d.RepeatInterleave(dur, 1, frames)    // [1, F, 640]
-	asr := tEn.RepeatInterleave(dur, 2, frames) // [1, 512, F]
-	f0, nrg := n.prosody(en, s)
-	return stage2{f0: f0, n: nrg, asr: asr}
+	return r.Add(sc).Div(scalar(r, math.Sqrt2))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/safetensors"
@@ -21,12 +22,12 @@ type Weights struct {
 	// SHA256 is the source ONNX file's digest, for scorecards.
 	SHA256 string
 
-	tensors map[string]param
+	tensors map[string]tensor
 	art     *weights.Artifact
 }
 
-// param is one float32 tensor.
-type param struct {
+// tensor is one float32 tensor.
+type tensor struct {
 	data  []float32
 	shape []int
 }
@@ -55,7 +56,7 @@ func LoadWeights(ctx context.Context, quantized bool) (*Weights, error) {
 // tensors with "_scale" and "_zero_point" companions are dequantized to
 // float32 copies: the simplest correct route for the int8 artifact.
 func NewWeights(a *weights.Artifact) (*Weights, error) {
-	w := &Weights{ID: a.ID, tensors: make(map[string]param), art: a}
+	w := &Weights{ID: a.ID, tensors: make(map[string]tensor), art: a}
 	for _, f := range a.Manifest.Sources {
 		if f.Name == "model.onnx" || f.Name == "model_quantized.onnx" {
 			w.SHA256 = f.SHA256
@@ -84,13 +85,13 @@ func NewWeights(a *weights.Artifact) (*Weights, error) {
 			if err != nil {
 				return nil, fmt.Errorf("kokoro: tensor %s: %w", name, err)
 			}
-			w.tensors[name] = param{v, t.Shape}
+			w.tensors[name] = tensor{v, t.Shape}
 		case safetensors.U8, safetensors.I8:
 			q, err := a.Quantized(name)
 			if err != nil {
 				return nil, fmt.Errorf("kokoro: tensor %s: %w", name, err)
 			}
-			w.tensors[name] = param{q.Dequantize(), slices.Clone(t.Shape)}
+			w.tensors[name] = tensor{q.Dequantize(), slices.Clone(t.Shape)}
 		default:
 			return nil, fmt.Errorf("kokoro: tensor %s has dtype %s", name, t.DType)
 		}
@@ -115,8 +116,15 @@ func (w *Weights) Close() error {
 // Len returns the number of parameter tensors.
 func (w *Weights) Len() int { return len(w.tensors) }
 
-// lookup returns a tensor by KModel name.
-func (w *Weights) lookup(name string) (param, bool) {
-	p, ok := w.tensors[name]
-	return p, ok
+// weightSource is the weights as a param.Source: the modules read them by
+// KModel name through a scope, as the other models read their artifacts.
+type weightSource struct{ w *Weights }
+
+func (s weightSource) Tensor(name string) (safetensors.Tensor, error) {
+	t, ok := s.w.tensors[name]
+	if !ok {
+		return safetensors.Tensor{}, fmt.Errorf("kokoro: weights %s lack tensor %q", s.w.ID, name)
+	}
+	data := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t.data))), 4*len(t.data))
+	return safetensors.Tensor{DType: safetensors.F32, Shape: t.shape, Data: data}, nil
 }
