@@ -3,6 +3,7 @@ package decode
 import (
 	"math"
 
+	"github.com/tensorforge/forge/kernels/cpu/vmath"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
 )
 
@@ -185,16 +186,25 @@ func maxOf(x []float32) float32 {
 }
 
 // logSumExp returns log Σ exp(x) in float64; -Inf for an empty or all -Inf x.
+// The exponentials are float32 vector ones (vmath, within 2 ulp) summed in
+// float64, a block on the stack at a time: float64 math.Exp over Whisper's
+// 51,865 logits cost ~0.4 ms a token, more than a decoder step on the GPU,
+// and greedy decoding takes one per token for the sampled token's
+// log-probability.
 func logSumExp(x []float32) float64 {
-	m := float64(maxOf(x))
-	if math.IsInf(m, -1) {
-		return m
+	m := maxOf(x)
+	if math.IsInf(float64(m), -1) {
+		return float64(m)
 	}
+	var block [1024]float32
 	var s float64
-	for _, v := range x {
-		s += math.Exp(float64(v) - m)
+	for len(x) > 0 {
+		n := min(len(x), len(block))
+		vmath.ExpSub(block[:n], x[:n], m)
+		s += vmath.SumF64(block[:n])
+		x = x[n:]
 	}
-	return m + math.Log(s)
+	return float64(m) + math.Log(s)
 }
 
 // logSoftmaxAt returns log softmax(x)[i] in float64.

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -151,5 +152,63 @@ func TestTransformersJSTimestampRules(t *testing.T) {
 				t.Errorf("masked %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestLogSumExp checks the vector logsumexp against a float64 loop on rows
+// shaped like Whisper's logits (suppressed tokens at −∞, a long tail of
+// very unlikely ones), within 1e-6: log-probabilities feed avg_logprob and
+// the timestamp rule's comparison.
+func TestLogSumExp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	row := func(n int, spread float64, suppressed int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * spread)
+		}
+		for range suppressed {
+			x[rng.IntN(n)] = negInf
+		}
+		return x
+	}
+	ref := func(x []float32) float64 {
+		m := math.Inf(-1)
+		for _, v := range x {
+			m = math.Max(m, float64(v))
+		}
+		if math.IsInf(m, -1) {
+			return m
+		}
+		var s float64
+		for _, v := range x {
+			s += math.Exp(float64(v) - m)
+		}
+		return m + math.Log(s)
+	}
+	nan := float32(math.NaN())
+	cases := []struct {
+		name string
+		x    []float32
+	}{
+		{"empty", nil},
+		{"one", []float32{3}},
+		{"all suppressed", []float32{negInf, negInf, negInf}},
+		{"vocabulary, narrow", row(51865, 2, 100)},
+		{"vocabulary, wide", row(51865, 30, 5000)},
+		{"timestamps", row(1501, 5, 0)},
+		{"one block and one more", row(1025, 1, 1)},
+		{"far below the max", []float32{0, -80, -120, -1e30}},
+		{"NaN", []float32{1, nan, 2}},
+	}
+	for _, c := range cases {
+		got, want := logSumExp(c.x), ref(c.x)
+		switch {
+		case math.IsNaN(want) || math.IsInf(want, 0):
+			if !(math.IsNaN(got) && math.IsNaN(want)) && got != want {
+				t.Errorf("%s: logSumExp = %v, want %v", c.name, got, want)
+			}
+		case math.Abs(got-want) > 1e-6*max(1, math.Abs(want)):
+			t.Errorf("%s: logSumExp = %.9f, want %.9f", c.name, got, want)
+		}
 	}
 }
