@@ -45,8 +45,10 @@ func TestSayListenRoundTrip(t *testing.T) {
 	}
 }
 
-// roundTrip holds Kokoro and Whisper base on one CPU engine.
+// roundTrip holds Kokoro and Whisper base on one CPU engine (eng, on
+// which other Whisper sizes can be opened beside them).
 type roundTrip struct {
+	eng    *graph.Engine
 	tts    *kokoro.Model
 	voices *kokoro.Voices
 	front  *g2p.G2P
@@ -88,7 +90,7 @@ func loadRoundTrip(t *testing.T) *roundTrip {
 	t.Cleanup(func() { stt.Close() })
 	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(stt.Tokenizer()))
 	opts.Language = "en"
-	return &roundTrip{tts: tts, voices: voices, front: front, stt: stt, opts: opts}
+	return &roundTrip{eng: eng, tts: tts, voices: voices, front: front, stt: stt, opts: opts}
 }
 
 // sayListen speaks text with a voice (the first chunk streamed at
