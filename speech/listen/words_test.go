@@ -131,11 +131,12 @@ func TestWordTimes(t *testing.T) {
 // maxBoundaryError bounds TestWordTimes' mean error per model: measured
 // 0.061 s (tiny) and 0.065 s (base); the cross-attention path alone, which
 // puts a pause in the word beside it, was 0.40 s and 0.53 s. Small
-// measured 0.241 s (2026-11-24): seven boundaries as close as base's, but
-// its alignment heads take "what" (after the 1-s pause behind "ask not")
-// for the tail of "not" (4.24–4.44 s; spoken from 5.4 s), so the third
-// phrase starts 1.17 s early. Not checked against openai-whisper's own
-// timing of small (no reference run here); its bound is 0.3 s.
+// measured 0.241 s (2026-11-24): the other seven boundaries within
+// 0.23 s, but its alignment heads take "what" (after the 1-s pause behind
+// "ask not") for the tail of "not" (4.24–4.44 s; spoken from 5.4 s), so
+// the third phrase starts 1.17 s early. Not checked against
+// openai-whisper's own timing of small (no reference run here); its bound
+// is 0.3 s.
 func maxBoundaryError(model string) float64 {
 	if model == "small" {
 		return 0.3
