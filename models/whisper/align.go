@@ -70,39 +70,23 @@ func (w *Window) CrossAttention(ctx context.Context, tokens []int32, frames int)
 		ids[i] = int64(t)
 	}
 	g := graph.New()
-	nt := m.net(g, 1)
-	p, H := m.p, c.DecoderHeads
-	dh := c.DModel / H
-	scale := headScale(dh)
-	e := &p.embed
+	dh := c.DModel / c.DecoderHeads
 	positions := g.Arange(0, 1, n, graph.I64)
-	x := e.q.in(g).Gather(0, g.InputI64("ids", graph.Shape{1, n}, ids)).Dequantize(e.scale.in(g), e.zero.in(g))
-	x = x.Add(p.decPos.in(g).Gather(0, positions))
-	mask := graph.Where(positions.Reshape(1, n).Le(positions.Reshape(n, 1)), g.Scalar(0, graph.F32), g.Scalar(maskValue, graph.F32))
 	var outs []graph.Tensor
-	for i := range p.dec {
-		l := &p.dec[i]
-		h := nt.layerNorm(x, &l.selfLN)
-		q := nt.linear(h, &l.self.q).MulScalar(scale)
-		k := nt.linear(h, &l.self.k)
-		v := nt.linear(h, &l.self.v)
-		x = x.Add(nt.linear(mergeHeads(attend(splitHeads(q, H), splitHeads(k, H), splitHeads(v, H), mask)), &l.self.out))
-
-		h = nt.layerNorm(x, &l.crossLN)
-		qh := splitHeads(nt.linear(h, &l.cross.q).MulScalar(scale), H) // [1, H, n, dh]
-		kT := g.ReadState(w.s.crossK[i])                               // [H, dh, AudioCtx]
-		vT := g.ReadState(w.s.crossV[i])
-		for _, hd := range hs {
-			if hd.Layer == i {
-				qk := qh.Slice(1, hd.Head, hd.Head+1).Reshape(n, dh).MatMul(kT.Slice(0, hd.Head, hd.Head+1).Reshape(dh, c.AudioCtx))
-				outs = append(outs, qk.Slice(1, 0, frames).Softmax(1))
+	// One pass over the whole token sequence (no caches), reading the
+	// attention weights of the alignment heads over the first frames.
+	x := m.dec.forward(m.encoderArith(g), g.InputI64("ids", graph.Shape{1, n}, ids), positions, n, decoderPass{
+		crossK: w.s.crossK, crossV: w.s.crossV,
+		probe: func(layer int, qh, kT graph.Tensor) { // [1, H, n, dh], [H, dh, AudioCtx]
+			for _, hd := range hs {
+				if hd.Layer == layer {
+					qk := qh.Slice(1, hd.Head, hd.Head+1).Reshape(n, dh).MatMul(kT.Slice(0, hd.Head, hd.Head+1).Reshape(dh, c.AudioCtx))
+					outs = append(outs, qk.Slice(1, 0, frames).Softmax(1))
+				}
 			}
-		}
-		x = x.Add(nt.linear(mergeHeads(attend(qh, kT.T(), vT.T(), graph.Tensor{})), &l.cross.out))
-		x = x.Add(nt.mlp(nt.layerNorm(x, &l.mlpLN), &l.fc1, &l.fc2))
-	}
-	rows := nt.layerNorm(x, &p.decLN).Reshape(n, c.DModel)
-	outs = append(outs, rows.LinearQ(e.q.in(g), e.scale.in(g), e.zero.in(g)))
+		},
+	})
+	outs = append(outs, m.dec.logits(x.Reshape(n, c.DModel)))
 	vals, err := m.eng.Eval(ctx, outs...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("whisper: cross-attention: %w", err)

@@ -54,6 +54,24 @@
 // fly (graph's LinearQ) instead of reading four times the bytes of a
 // float32 copy.
 //
+// # Code layout
+//
+// The code is written in the style every Forge model shares (package
+// models): one Go type per module of Hugging Face's WhisperModel, each
+// built from its param.Scope and computed by a forward method —
+// encoder.go (WhisperEncoder, WhisperEncoderLayer), decoder.go
+// (WhisperDecoder, WhisperDecoderLayer, the tied output projection),
+// attention.go (WhisperAttention: the encoder's self-attention, the
+// decoder's cached self-attention and its cross-attention) and layers.go
+// (Linear, Conv1d, LayerNorm as the artifact stores them). The modules
+// never test the precision: arith.go picks, once per graph, the arithmetic
+// of f32.go (dequantized weights, fused QKV and cross-K/V products for the
+// encoder, row-wise LinearQ for decoder steps) or int8.go (the export's
+// arithmetic). session.go holds a window's decoding state (cross-attention
+// keys and values, self-attention caches, the compiled step programs) and
+// its pooling; window.go is the decode.Decoder over it. The decoder step a
+// GPU backend captures is Window.program: decoder.forward on stepArith.
+//
 // Typical use:
 //
 //	eng := graph.NewEngine(cpu.New())

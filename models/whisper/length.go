@@ -134,11 +134,11 @@ func (m *Model) silence(ctx context.Context) (*silenceTail, error) {
 		feats[i] = silenceFloor
 	}
 	g := graph.New()
-	n := m.net(g, 1)
+	a := m.encoderArith(g)
 	// An input, not a constant: the engine would fold a constant's whole
 	// encoder at compile time.
-	h := m.encoder(n, g.InputF32("silence", graph.Shape{1, c.NMels, c.Frames()}, feats))
-	keys, values := m.crossKV(n, h)
+	h := m.enc.forward(a, g.InputF32("silence", graph.Shape{1, c.NMels, c.Frames()}, feats))
+	keys, values := a.crossKV(h, m.dec.crossAttentions())
 	var effects []graph.Tensor
 	for i := range keys {
 		effects = append(effects,

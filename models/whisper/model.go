@@ -7,6 +7,7 @@ import (
 
 	"github.com/tensorforge/forge/dsp/mel"
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/param"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/weights"
@@ -20,7 +21,8 @@ type Model struct {
 	cfg  Config
 	prec Precision
 	eng  *graph.Engine
-	p    *params
+	enc  *encoder
+	dec  *decoder
 	tok  *tokenizer.Tokenizer
 	art  *weights.Artifact // closed by Close when Open loaded it
 	sha  string            // of the converted weights file
@@ -78,8 +80,11 @@ func New(eng *graph.Engine, a *weights.Artifact, prec Precision, opts ...Option)
 	if err != nil {
 		return nil, err
 	}
-	p, err := loadParams(a, cfg)
-	if err != nil {
+	// The artifact's names are Hugging Face's WhisperModel's without
+	// "model.": encoder.…, decoder.….
+	root := param.New(a, "whisper: "+a.ID)
+	enc, dec := newEncoder(root.Sub("encoder"), cfg), newDecoder(root.Sub("decoder"), cfg)
+	if err := root.Err(); err != nil {
 		return nil, err
 	}
 	raw, err = a.ReadFile("tokenizer.json")
@@ -100,7 +105,7 @@ func New(eng *graph.Engine, a *weights.Artifact, prec Precision, opts ...Option)
 	if err != nil {
 		return nil, fmt.Errorf("whisper: %w", err)
 	}
-	m := &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, p: p, tok: tok, mel: ex, sha: a.Manifest.WeightsSHA256}
+	m := &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, enc: enc, dec: dec, tok: tok, mel: ex, sha: a.Manifest.WeightsSHA256}
 	for _, o := range opts {
 		if err := o(m); err != nil {
 			return nil, err
@@ -230,36 +235,4 @@ func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts
 		}
 	}
 	return out, nil
-}
-
-// net returns a graph builder in the model's precision.
-func (m *Model) net(g *graph.Graph, groups int) net {
-	return net{g: g, prec: m.prec, groups: groups}
-}
-
-// acquire returns pooled decoding state, or new state.
-func (m *Model) acquire() (*session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	if n := len(m.idle); n > 0 {
-		s := m.idle[n-1]
-		m.idle = m.idle[:n-1]
-		return s, nil
-	}
-	return newSession(m)
-}
-
-// release returns decoding state to the pool. Compiled programs are keyed
-// by the state buffers they use, so reusing state reuses programs.
-func (m *Model) release(s *session) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		s.close()
-		return
-	}
-	m.idle = append(m.idle, s)
 }

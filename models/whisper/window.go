@@ -10,156 +10,6 @@ import (
 	"github.com/tensorforge/forge/models/whisper/decode"
 )
 
-// session is the decoding state of one window: the cross-attention keys
-// and values of every decoder layer, and self-attention caches by number
-// of hypotheses.
-//
-// The cross-attention keys and values are stored per head and transposed,
-// [heads, dh, 1500]: a decoder step multiplies one query row by them, and in
-// this layout both products (q·Kᵀ and attention·V) run over rows of 1500
-// contiguous floats instead of 1500 rows of 64. A window shorter than 30 s
-// fills the first positions of each row and the model's silence tail the
-// rest (see silenceTail). Sessions are pooled by the model because the
-// engine keys compiled programs by the state buffers they touch: a reused
-// session finds its programs compiled.
-type session struct {
-	m              *Model
-	crossK, crossV []*graph.State // per layer: [heads, dh, 1500 audio positions]
-	tailFrom       int            // positions [tailFrom, 1500) hold the silence tail
-	caches         map[int]*kvCache
-}
-
-// kvCache is the self-attention cache of a batch of hypotheses: per layer,
-// keys and values [beams, text positions, d], and the decoder programs that
-// run on it. A program is built and compiled once per shape (see stepKey)
-// with the position as an input, so every token of every window that reuses
-// this cache runs the same compiled program.
-type kvCache struct {
-	k, v    []*graph.State
-	steps   map[stepKey]*stepProgram
-	starts  []stepKey               // keys of Start programs in steps, least recently used first
-	reorder map[int]*reorderProgram // by attended length
-}
-
-// maxStarts bounds the Start programs a cache keeps. Their shape follows
-// the prefix, whose prompt (the previous window's text) has a new length
-// almost every window: kept all, they held a program's buffers for every
-// length a long transcription met (an hour of audio: +32 MB and rising).
-// Step programs, one per attended length, are all kept.
-const maxStarts = 4
-
-// stepKey is what a decoder program's shape depends on.
-type stepKey struct {
-	n      int // tokens fed per hypothesis (1 for a step, the prefix for Start)
-	length int // cache positions attended (a bucket ≥ position + n)
-	rows   int // logit rows read at given positions (Start); 0: the last token of each hypothesis
-}
-
-// stepProgram is a compiled decoder step and its inputs.
-type stepProgram struct {
-	prog         *graph.Program
-	ids, pos, at graph.Tensor
-}
-
-// reorderProgram gathers the cache rows of the surviving hypotheses.
-type reorderProgram struct {
-	prog  *graph.Program
-	order graph.Tensor
-}
-
-// attendLength returns the bucket of cache positions a step at positions
-// up to need−1 attends over: positions past need−1 are masked, so a few
-// wasted columns buy one program for many positions.
-func attendLength(need, textCtx int) int {
-	for _, l := range []int{32, 64, 128, 256} {
-		if need <= l && l < textCtx {
-			return l
-		}
-	}
-	return textCtx
-}
-
-// maxCaches bounds how many batch sizes a session keeps caches for (1 for
-// language detection and greedy decoding, the beam size, the best-of size).
-const maxCaches = 3
-
-func newSession(m *Model) (*session, error) {
-	s := &session{m: m, caches: map[int]*kvCache{}, tailFrom: m.cfg.AudioCtx}
-	H := m.cfg.DecoderHeads
-	shape := graph.Shape{H, m.cfg.DModel / H, m.cfg.AudioCtx}
-	for i := range m.cfg.DecoderLayers {
-		k, err := m.eng.NewState(fmt.Sprintf("cross.%d.key", i), graph.F32, shape)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("whisper: %w", err)
-		}
-		s.crossK = append(s.crossK, k)
-		v, err := m.eng.NewState(fmt.Sprintf("cross.%d.value", i), graph.F32, shape)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("whisper: %w", err)
-		}
-		s.crossV = append(s.crossV, v)
-	}
-	return s, nil
-}
-
-// cache returns the self-attention cache for beams hypotheses.
-func (s *session) cache(beams int) (*kvCache, error) {
-	if c := s.caches[beams]; c != nil {
-		return c, nil
-	}
-	if len(s.caches) >= maxCaches {
-		for b, c := range s.caches {
-			if b != 1 {
-				c.close()
-				delete(s.caches, b)
-				break
-			}
-		}
-	}
-	m := s.m
-	c := &kvCache{steps: map[stepKey]*stepProgram{}, reorder: map[int]*reorderProgram{}}
-	shape := graph.Shape{beams, m.cfg.TextCtx, m.cfg.DModel}
-	for i := range m.cfg.DecoderLayers {
-		k, err := m.eng.NewState(fmt.Sprintf("self.%d.key", i), graph.F32, shape)
-		if err != nil {
-			c.close()
-			return nil, fmt.Errorf("whisper: %w", err)
-		}
-		c.k = append(c.k, k)
-		v, err := m.eng.NewState(fmt.Sprintf("self.%d.value", i), graph.F32, shape)
-		if err != nil {
-			c.close()
-			return nil, fmt.Errorf("whisper: %w", err)
-		}
-		c.v = append(c.v, v)
-	}
-	s.caches[beams] = c
-	return c, nil
-}
-
-func (c *kvCache) close() {
-	for _, p := range c.steps {
-		p.prog.Close()
-	}
-	for _, p := range c.reorder {
-		p.prog.Close()
-	}
-	for _, st := range slices.Concat(c.k, c.v) {
-		st.Close()
-	}
-}
-
-func (s *session) close() {
-	for _, st := range slices.Concat(s.crossK, s.crossV) {
-		st.Close()
-	}
-	for _, c := range s.caches {
-		c.close()
-	}
-}
-
 // Window is one encoded window (30 seconds, or the bucket of its audio)
 // with its decoder: it implements decode.Decoder. It is not safe for
 // concurrent use. Close it to return its state to the model.
@@ -187,7 +37,7 @@ func (m *Model) Encode(ctx context.Context, features []float32) (*Window, error)
 	}
 	return m.newWindow(ctx, func(g *graph.Graph) graph.Tensor {
 		x := g.InputF32("features", graph.Shape{1, m.cfg.NMels, f}, features)
-		return m.encoder(m.net(g, 1), x)
+		return m.enc.forward(m.encoderArith(g), x)
 	})
 }
 
@@ -234,11 +84,10 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 		sessions = append(sessions, s)
 	}
 	g := graph.New()
-	n := m.net(g, 1)
 	h := hidden(g)
 	H := m.cfg.DecoderHeads
 	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
-	keys, values := m.crossKV(n, h)
+	keys, values := m.encoderArith(g).crossKV(h, m.dec.crossAttentions())
 	member := func(x graph.Tensor, b int) graph.Tensor {
 		if count == 1 {
 			return x
@@ -250,7 +99,7 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 	S := h.Dim(-2)
 	var effects []graph.Tensor
 	for b, s := range sessions {
-		for i := range m.p.dec {
+		for i := range m.dec.layers {
 			effects = append(effects,
 				g.Assign(s.crossK[i], perHeadT(member(keys[i], b)), 2, 0),
 				g.Assign(s.crossV[i], perHeadT(member(values[i], b)), 2, 0))
@@ -306,36 +155,8 @@ func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Windo
 	}
 	return m.newWindows(ctx, len(features), func(g *graph.Graph) graph.Tensor {
 		x := g.InputF32("features", graph.Shape{len(features), m.cfg.NMels, frames}, all)
-		return m.encoder(m.net(g, 1), x)
+		return m.enc.forward(m.encoderArith(g), x)
 	})
-}
-
-// crossKV projects the encoder output h [S, d] to every decoder layer's
-// cross-attention keys and values. F32 runs all of them as one product on
-// the concatenated weights (built once per engine); Int8 follows the
-// export, one product per projection on the once-quantized h.
-func (m *Model) crossKV(n net, h graph.Tensor) (keys, values []graph.Tensor) {
-	if n.prec != F32 {
-		for i := range m.p.dec {
-			l := &m.p.dec[i]
-			keys = append(keys, n.linear(h, &l.cross.k))
-			values = append(values, n.linear(h, &l.cross.v))
-		}
-		return keys, values
-	}
-	g, d := n.g, m.cfg.DModel
-	var ws, bs []graph.Tensor
-	for i := range m.p.dec {
-		l := &m.p.dec[i]
-		ws = append(ws, l.cross.k.w.dequantized(g), l.cross.v.w.dequantized(g))
-		bs = append(bs, g.Full(0, graph.F32, graph.Shape{d}), l.cross.v.bias.in(g)) // k_proj has no bias
-	}
-	y := h.Linear(graph.Concat(0, ws...), graph.Concat(0, bs...))
-	for i := range m.p.dec {
-		keys = append(keys, y.Slice(-1, 2*i*d, (2*i+1)*d))
-		values = append(values, y.Slice(-1, (2*i+1)*d, (2*i+2)*d))
-	}
-	return keys, values
 }
 
 // Close returns the window's state to the model; the window is unusable
@@ -547,9 +368,11 @@ func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error)
 		ids: g.Input("ids", graph.I64, graph.Shape{B, key.n}),
 		pos: g.Input("position", graph.I64, graph.Shape{1}),
 	}
-	nt := m.net(g, B)
-	nt.rowwise = true
-	x := m.decoder(nt, sp.ids, sp.pos, key.length, w.s, w.cache)
+	positions := sp.pos.Add(g.Arange(0, 1, key.n, graph.I64)) // pos … pos+n−1
+	x := m.dec.forward(m.stepArith(g, B), sp.ids, positions, key.length, decoderPass{
+		crossK: w.s.crossK, crossV: w.s.crossV,
+		kv: &selfKV{k: w.cache.k, v: w.cache.v, pos: sp.pos, length: key.length},
+	})
 	var rows graph.Tensor
 	if key.rows > 0 {
 		sp.at = g.Input("at", graph.I64, graph.Shape{key.rows})
@@ -557,11 +380,7 @@ func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error)
 	} else {
 		rows = x.Reshape(B, m.cfg.DModel)
 	}
-	// The output projection is tied to the embedding. The export runs it as
-	// a float MatMul on the dequantized table in both precisions; LinearQ is
-	// the same product reading the table as bytes.
-	e := &m.p.embed
-	out := rows.LinearQ(e.q.in(g), e.scale.in(g), e.zero.in(g))
+	out := m.dec.logits(rows)
 	prog, err := m.eng.Compile(ctx, out)
 	if err != nil {
 		return nil, err
@@ -577,45 +396,6 @@ func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error)
 		c.starts = append(c.starts, key)
 	}
 	return sp, nil
-}
-
-// decoder builds the decoder layers for ids [B, n] at positions pos…pos+n−1
-// (pos: an I64 input holding the first) attending over the first length
-// cache positions, and returns the final normalised states [B, n, d]. Each
-// layer appends its keys and values to the cache in place and attends over
-// the cache as updated, masked past each token's own position.
-func (m *Model) decoder(nt net, ids, pos graph.Tensor, length int, s *session, c *kvCache) graph.Tensor {
-	g, p, cfg := nt.g, m.p, m.cfg
-	n := ids.Dim(1)
-	e := &p.embed
-	positions := pos.Add(g.Arange(0, 1, n, graph.I64))                    // [n]
-	x := e.q.in(g).Gather(0, ids).Dequantize(e.scale.in(g), e.zero.in(g)) // as the export: gather, then dequantize
-	x = x.Add(p.decPos.in(g).Gather(0, positions))
-	// position pos+i sees cache columns 0…pos+i
-	cols := g.Arange(0, 1, length, graph.I64).Reshape(1, length)
-	mask := graph.Where(cols.Le(positions.Reshape(n, 1)), g.Scalar(0, graph.F32), g.Scalar(maskValue, graph.F32))
-	heads := cfg.DecoderHeads
-	scale := headScale(cfg.DModel / heads)
-	for i := range p.dec {
-		l := &p.dec[i]
-
-		h := nt.layerNorm(x, &l.selfLN)
-		q := nt.linear(h, &l.self.q).MulScalar(scale)
-		k := g.UpdateState(c.k[i], nt.linear(h, &l.self.k), 1, pos).Slice(1, 0, length)
-		v := g.UpdateState(c.v[i], nt.linear(h, &l.self.v), 1, pos).Slice(1, 0, length)
-		o := attend(splitHeads(q, heads), splitHeads(k, heads), splitHeads(v, heads), mask)
-		x = x.Add(nt.linear(mergeHeads(o), &l.self.out))
-
-		h = nt.layerNorm(x, &l.crossLN)
-		q = nt.linear(h, &l.cross.q).MulScalar(scale)
-		kT := g.ReadState(s.crossK[i]) // [heads, dh, 1500], shared by all hypotheses
-		vT := g.ReadState(s.crossV[i])
-		o = attend(splitHeads(q, heads), kT.T(), vT.T(), graph.Tensor{})
-		x = x.Add(nt.linear(mergeHeads(o), &l.cross.out))
-
-		x = x.Add(nt.mlp(nt.layerNorm(x, &l.mlpLN), &l.fc1, &l.fc2))
-	}
-	return nt.layerNorm(x, &p.decLN)
 }
 
 func i64Bytes(v []int64) []byte {

@@ -1,0 +1,57 @@
+package whisper
+
+import "github.com/tensorforge/forge/graph"
+
+// arith is how one graph computes the layers whose arithmetic depends on
+// the precision and on the graph's shape: the only place where Whisper's
+// variants differ. The modules (encoder.go, decoder.go, attention.go) call
+// it and never test the precision themselves; Model picks one per graph
+// below:
+//
+//   - f32 (f32.go): dequantized weights, float32 activations, fused
+//     kernels; with many rows per product (the encoder) the attention's
+//     three projections and the cross-attention keys and values of every
+//     layer run as one product each; with a few rows (rowwise: the decoder
+//     steps) the products read the 8-bit weights as bytes (LinearQ).
+//   - int8 (int8.go): the export's own arithmetic, node for node, the mode
+//     that reproduces the onnxruntime goldens; per-hypothesis activation
+//     quantization in a batch of beams (groups).
+type arith interface {
+	// linear applies l to x [..., in], giving [..., out].
+	linear(x graph.Tensor, l *linear) graph.Tensor
+	// conv applies c to x [B, in, L] with the given stride.
+	conv(x graph.Tensor, c *conv, stride int) graph.Tensor
+	// layerNorm normalises the last axis of x.
+	layerNorm(x graph.Tensor, n *layerNorm) graph.Tensor
+	// gelu is the erf GELU.
+	gelu(x graph.Tensor) graph.Tensor
+	// qkv returns the attention's query (scaled by scale after the bias,
+	// as the export does), key and value projections of x.
+	qkv(x graph.Tensor, a *attention, scale float64) (q, k, v graph.Tensor)
+	// crossKV projects the encoder output h to the keys and values of
+	// every cross-attention in cross.
+	crossKV(h graph.Tensor, cross []*attention) (keys, values []graph.Tensor)
+}
+
+// encoderArith is the arithmetic of graphs with many rows per product: the
+// encoder and the cross-attention projections of its output.
+func (m *Model) encoderArith(g *graph.Graph) arith {
+	if m.prec == Int8 {
+		return int8Arith{g: g, groups: 1}
+	}
+	return f32Arith{g: g}
+}
+
+// stepArith is the arithmetic of decoder programs on beams hypotheses: a
+// few rows per product, where streaming the weights dominates.
+func (m *Model) stepArith(g *graph.Graph, beams int) arith {
+	if m.prec == Int8 {
+		return int8Arith{g: g, groups: beams}
+	}
+	return f32Arith{g: g, rowwise: true}
+}
+
+// separateQKV is qkv as three products, the way the export computes it.
+func separateQKV(a arith, x graph.Tensor, at *attention, scale float64) (q, k, v graph.Tensor) {
+	return a.linear(x, &at.q).MulScalar(scale), a.linear(x, &at.k), a.linear(x, &at.v)
+}

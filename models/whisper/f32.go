@@ -1,0 +1,77 @@
+package whisper
+
+import (
+	"math"
+
+	"github.com/tensorforge/forge/graph"
+)
+
+// f32Arith runs float32 activations on weights dequantized once (a
+// weight-only subgraph the engine folds and caches), with fused kernels.
+type f32Arith struct {
+	g *graph.Graph
+	// rowwise marks graphs with a few rows per product (decoder steps),
+	// where streaming the weights dominates: each product reads its weight
+	// as bytes and dequantizes on the fly (LinearQ) instead of reading a
+	// float32 copy four times the size. The arithmetic is the same up to
+	// float32 rounding.
+	rowwise bool
+}
+
+func (a f32Arith) linear(x graph.Tensor, l *linear) graph.Tensor {
+	g := a.g
+	bias := l.biasIn(g)
+	if a.rowwise {
+		y := x.LinearQ(l.w.Q.In(g), l.w.Scale.In(g), l.w.Zero.In(g))
+		if l.bias.Valid() {
+			y = y.Add(bias)
+		}
+		return y
+	}
+	return x.Linear(l.w.Dequantized(g), bias)
+}
+
+func (a f32Arith) conv(x graph.Tensor, c *conv, stride int) graph.Tensor {
+	bias := c.bias.In(a.g)
+	return x.Conv1d(c.w.Dequantized(a.g), bias, graph.ConvOpts{Stride: stride, Padding: 1})
+}
+
+func (a f32Arith) layerNorm(x graph.Tensor, n *layerNorm) graph.Tensor {
+	return x.LayerNorm(n.w.In(a.g), n.b.In(a.g), layerNormEps)
+}
+
+func (a f32Arith) gelu(x graph.Tensor) graph.Tensor { return x.Gelu() }
+
+// qkv runs the three projections as one product on the concatenated
+// weight when there are many rows, with the scale folded into the query's
+// weight and bias (exact: it is a power of two); both are weight-only, so
+// the engine builds them once.
+func (a f32Arith) qkv(x graph.Tensor, at *attention, scale float64) (q, k, v graph.Tensor) {
+	if a.rowwise || scale != math.Exp2(math.Round(math.Log2(scale))) {
+		return separateQKV(a, x, at, scale)
+	}
+	g := a.g
+	d := at.q.w.Q.Shape[0]
+	w := graph.Concat(0, at.q.w.Dequantized(g).MulScalar(scale), at.k.w.Dequantized(g), at.v.w.Dequantized(g))
+	b := graph.Concat(0, at.q.bias.In(g).MulScalar(scale), g.Full(0, graph.F32, graph.Shape{d}), at.v.bias.In(g))
+	y := x.Linear(w, b)
+	return y.Slice(-1, 0, d), y.Slice(-1, d, 2*d), y.Slice(-1, 2*d, 3*d)
+}
+
+// crossKV runs every layer's cross-attention key and value projections as
+// one product on the concatenated weights (built once per engine).
+func (a f32Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []graph.Tensor) {
+	g := a.g
+	d := h.Dim(-1)
+	var ws, bs []graph.Tensor
+	for _, at := range cross {
+		ws = append(ws, at.k.w.Dequantized(g), at.v.w.Dequantized(g))
+		bs = append(bs, g.Full(0, graph.F32, graph.Shape{d}), at.v.bias.In(g)) // k_proj has no bias
+	}
+	y := h.Linear(graph.Concat(0, ws...), graph.Concat(0, bs...))
+	for i := range cross {
+		keys = append(keys, y.Slice(-1, 2*i*d, (2*i+1)*d))
+		values = append(values, y.Slice(-1, (2*i+1)*d, (2*i+2)*d))
+	}
+	return keys, values
+}
