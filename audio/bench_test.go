@@ -2,7 +2,10 @@ package audio
 
 import (
 	"bytes"
+	"os"
 	"testing"
+
+	"github.com/tensorforge/forge/internal/testenv"
 )
 
 // BenchmarkReadWAV16 decodes one minute of 16 kHz mono 16-bit WAV from
@@ -34,6 +37,23 @@ func BenchmarkWriteWAV16(b *testing.B) {
 		buf.Reset()
 		if err := WriteWAV(&buf, Clip{Samples: x, SampleRate: 16000}, Int16); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeVorbis decodes all of jfk.wav as Ogg/Vorbis (11 s, 16 kHz
+// mono, oggenc -q 4) from memory.
+func BenchmarkDecodeVorbis(b *testing.B) {
+	ogg, err := os.ReadFile(testenv.AudioFixture(b, "jfk-11s.ogg"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(ogg)))
+	b.ReportAllocs()
+	for range b.N {
+		c, err := Decode(bytes.NewReader(ogg))
+		if err != nil || len(c.Samples) != 176000 {
+			b.Fatalf("%d samples, %v", len(c.Samples), err)
 		}
 	}
 }

@@ -1,16 +1,19 @@
 // Package audio reads and writes PCM audio: WAV files (through
 // github.com/go-audio/wav) and headerless raw PCM, whole-file or as a stream
 // of fixed-size frames, always delivered as mono float32 samples. Open and
-// Decode also read FLAC (github.com/mewkiz/flac) and MP3
-// (github.com/hajimehoshi/go-mp3), telling the format by its first bytes,
+// Decode also read FLAC (github.com/mewkiz/flac), MP3
+// (github.com/hajimehoshi/go-mp3) and Ogg/Vorbis
+// (github.com/jfreymuth/oggvorbis), telling the format by its first bytes,
 // and name the formats they recognise but do not decode (AAC/MP4,
-// Ogg/Vorbis, Ogg/Opus, ...). Whatever the format, a file cut short is an
-// error wrapping ErrTruncated after every whole frame before the cut.
+// Ogg/Opus, ...). Whatever the format, a file cut short is an error
+// wrapping ErrTruncated after every whole frame (Ogg: every whole page)
+// before the cut.
 //
 // Integer samples convert by dividing by the full scale of their width
 // (int16 s → s/32768, exactly as the Whisper and Silero reference pipelines
-// do), so they land in [-1, 1). 32-bit float WAV data passes through
-// unchanged. Several channels are down-mixed to their mean.
+// do), so they land in [-1, 1). 32-bit float WAV data and Vorbis's float
+// output pass through unchanged. Several channels are down-mixed to their
+// mean.
 //
 // Every header is parsed and validated here before go-audio/wav sees any
 // byte: go-audio/wav trusts chunk sizes (a bogus LIST chunk can make it

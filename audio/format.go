@@ -18,13 +18,14 @@ var (
 	// ErrUnsupportedCodec: the samples are compressed or in a sample format
 	// this package does not decode (ADPCM or µ-law in WAV, 64-bit float,
 	// or a file format it recognises but does not decode: AAC/MP4,
-	// Ogg/Vorbis, Ogg/Opus, ...); the message names it.
+	// Ogg/Opus, Ogg/FLAC, ...); the message names it.
 	ErrUnsupportedCodec = errors.New("unsupported audio codec")
 	// ErrUnknownFormat: the first bytes match no audio format this package
 	// knows; the message shows them (as hex, and as text when printable).
 	ErrUnknownFormat = errors.New("unrecognised audio format")
-	// ErrCorrupt: a compressed stream (FLAC, MP3) fails to decode past
-	// its header: a bad frame, a checksum mismatch, or a decoder failure.
+	// ErrCorrupt: a compressed stream (FLAC, MP3, Ogg/Vorbis) fails to
+	// decode past its header: a bad frame or page, a checksum mismatch, or
+	// a decoder failure.
 	ErrCorrupt = errors.New("corrupt audio data")
 	// ErrNoChannels: the header declares zero channels.
 	ErrNoChannels = errors.New("zero channels")

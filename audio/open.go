@@ -20,14 +20,17 @@ type codecSource interface {
 
 // Open sniffs the format of r from its first bytes (not from a file name)
 // and returns a Reader of mono float32 samples: WAV (as NewWAVReader),
-// FLAC (github.com/mewkiz/flac) or MP3 (github.com/hajimehoshi/go-mp3),
-// each after any ID3v2 tags. A format it recognises but does not decode
-// (AAC/MP4, Ogg/Vorbis, Ogg/Opus, AIFF, ...) fails with an error wrapping
+// FLAC (github.com/mewkiz/flac), MP3 (github.com/hajimehoshi/go-mp3), each
+// after any ID3v2 tags, or Ogg/Vorbis (github.com/jfreymuth/oggvorbis;
+// chained streams of the same rate and channels are read one after the
+// other). A format it recognises but does not decode (AAC/MP4, Ogg/Opus,
+// Ogg/FLAC, Ogg/Speex, AIFF, ...) fails with an error wrapping
 // ErrUnsupportedCodec that names it; unrecognised bytes fail with
 // ErrUnknownFormat. Truncation is reported as for WAV, whatever the
 // format: errors wrap ErrTruncated and the Reader yields every whole frame
-// before the cut. r need not be seekable; Open reads ahead of what it
-// returns, so r must not be read elsewhere afterwards.
+// (for Ogg/Vorbis: every whole page) before the cut. r need not be
+// seekable; Open reads ahead of what it returns, so r must not be read
+// elsewhere afterwards.
 func Open(r io.Reader) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 4096)
 	c, err := sniffStream(br)
@@ -39,6 +42,8 @@ func Open(r io.Reader) (*Reader, error) {
 		return openFLAC(br)
 	case MP3:
 		return openMP3(br)
+	case OggVorbis:
+		return openVorbis(br)
 	}
 	return NewWAVReader(br)
 }
@@ -59,6 +64,24 @@ func openMP3(r io.Reader) (*Reader, error) {
 		return nil, err
 	}
 	return &Reader{format: f, container: MP3, dataBytes: -1, frames: frames, codec: src, scale: 1.0 / 32768}, nil
+}
+
+// openVorbis returns a Reader of the Ogg/Vorbis stream r. Its length is
+// unknown: only the last page tells it.
+func openVorbis(r io.Reader) (*Reader, error) {
+	src, f, err := newVorbisSource(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{format: f, container: OggVorbis, dataBytes: -1, frames: -1, codec: src}, nil
+}
+
+// readFormats ends the error for a format Open does not read.
+const readFormats = "WAV, FLAC, MP3 and Ogg/Vorbis are read"
+
+// whyUnsupported says why a format that users ask for is not read.
+var whyUnsupported = map[Container]string{
+	OggOpus: "no pure-Go Opus decoder is built in (github.com/pion/opus decodes SILK frames only, not CELT or hybrid ones; github.com/hraban/opus wraps libopus through cgo)",
 }
 
 // sniffStream skips ID3v2 tags and names the format that follows, failing
@@ -91,18 +114,24 @@ func sniffStream(br *bufio.Reader) (Container, error) {
 			if name := magicPrefixOf(head); name != "" {
 				return UnknownContainer, fmt.Errorf("audio: %w: input ends after %d bytes, inside a %s header", ErrTruncated, len(head), name)
 			}
+		case c == Ogg && ended && oggCut(head):
+			return c, fmt.Errorf("audio: %w: input ends after %d bytes, before the first Ogg packet names its codec", ErrTruncated, len(head))
 		}
 		if c == UnknownContainer {
 			where := ""
 			if skipped > 0 {
 				where = fmt.Sprintf(" after a %d-byte ID3v2 tag", skipped)
 			}
-			return c, fmt.Errorf("audio: %w%s: %s; WAV, FLAC and MP3 are read", ErrUnknownFormat, where, detail)
+			return c, fmt.Errorf("audio: %w%s: %s; %s", ErrUnknownFormat, where, detail, readFormats)
 		}
 		if detail != "" {
 			detail = " (" + detail + ")"
 		}
-		return c, fmt.Errorf("audio: %w: %s%s is not supported; WAV, FLAC and MP3 are read", ErrUnsupportedCodec, c, detail)
+		why := whyUnsupported[c]
+		if why != "" {
+			why = ": " + why
+		}
+		return c, fmt.Errorf("audio: %w: %s%s is not supported%s; %s", ErrUnsupportedCodec, c, detail, why, readFormats)
 	}
 }
 
@@ -146,8 +175,8 @@ func magicPrefixOf(head []byte) string {
 	return ""
 }
 
-// Decode reads a whole WAV, FLAC or MP3 stream (sniffed as Open does) into
-// a mono Clip. On ErrTruncated the Clip still holds every whole frame
+// Decode reads a whole WAV, FLAC, MP3 or Ogg/Vorbis stream (sniffed as
+// Open does) into a mono Clip. On ErrTruncated the Clip still holds every whole frame
 // before the cut.
 func Decode(r io.Reader) (Clip, error) {
 	rd, err := Open(r)
@@ -157,8 +186,8 @@ func Decode(r io.Reader) (Clip, error) {
 	return rd.readAll(-1)
 }
 
-// DecodeFile reads a WAV, FLAC or MP3 file into a mono Clip; the format
-// comes from the content, never the file name.
+// DecodeFile reads a WAV, FLAC, MP3 or Ogg/Vorbis file into a mono Clip;
+// the format comes from the content, never the file name.
 func DecodeFile(path string) (Clip, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -50,9 +50,9 @@ func testSignal(rate int, seconds float64) func(t *testing.T) ([]int, int, int) 
 	return func(*testing.T) ([]int, int, int) { return testenv.TestSignal(rate, seconds), rate, 2 }
 }
 
-// The fixtures. The MP3 thresholds are set 4 dB under what go-mp3 measured
-// here (jfk at 48 kbit/s: 25.5 dB; at 32 kbit/s: 23.0 dB; the tones at
-// 128 kbit/s: 26.0 dB). That is the codec's loss, not the decoder's:
+// The fixtures. The MP3 and Vorbis thresholds are set 4 dB under what was
+// measured here (MP3 through go-mp3: jfk at 48 kbit/s: 25.5 dB; at 32
+// kbit/s: 23.0 dB; the tones at 128 kbit/s: 26.0 dB). That is the codec's loss, not the decoder's:
 // LAME's own decoder (lame --decode) gives the same figures, and go-mp3's
 // output differs from it by at most 1 LSB (79.9 and 77.8 dB). A decoding
 // fault (a sample of lag, a wrong channel, a dropped frame) brings the
@@ -65,6 +65,25 @@ var fixtures = []fixture{
 	// 576 samples cannot be known and stays in the decoded audio.
 	{name: "jfk-2s-32k-notag.mp3", source: jfkCut(2), lossy: true, minSNR: 19, lag: 576},
 	{name: "tones-stereo-44k.mp3", source: testSignal(44100, 0.5), lossy: true, minSNR: 22},
+	// Ogg/Vorbis (oggenc -q 4): measured 22.1 dB (jfk, 16 kHz mono, 34
+	// kbit/s), 39.6 dB (the tones at 44.1 and 48 kHz), all three equal to
+	// what libvorbis's oggdec gives; ours and oggdec's samples differ by
+	// its 16-bit rounding only (84–86 dB). Gapless: the granule positions
+	// trim the first and last packets, so the lengths match exactly.
+	{name: "jfk-11s.ogg", source: jfkCut(11), lossy: true, minSNR: 18},
+	{name: "tones-stereo-44k.ogg", source: testSignal(44100, 0.5), lossy: true, minSNR: 35},
+	{name: "tones-stereo-48k.ogg", source: testSignal(48000, 0.5), lossy: true, minSNR: 35},
+}
+
+// containerOf is the format a fixture's name says it is.
+func containerOf(name string) Container {
+	switch {
+	case strings.HasSuffix(name, ".mp3"):
+		return MP3
+	case strings.HasSuffix(name, ".ogg"):
+		return OggVorbis
+	}
+	return FLAC
 }
 
 // mono down-mixes interleaved integers as the Reader does, scaled by 1/full.
@@ -111,10 +130,7 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantC := FLAC
-			if strings.HasSuffix(fx.name, ".mp3") {
-				wantC = MP3
-			}
+			wantC := containerOf(fx.name)
 			if rd.Container() != wantC || rd.SampleRate() != rate || rd.Format().Channels != ch {
 				t.Fatalf("%v %d Hz × %d, want %v %d Hz × %d", rd.Container(), rd.SampleRate(), rd.Format().Channels, wantC, rate, ch)
 			}
@@ -293,8 +309,8 @@ func TestMP3LAMECountCut(t *testing.T) {
 	}
 }
 
-// oggPage returns the first page of an Ogg stream whose first packet is p.
-func oggPage(p string) []byte {
+// oggFirstPage returns the first page of an Ogg stream whose first packet is p.
+func oggFirstPage(p string) []byte {
 	h := []byte("OggS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01")
 	return append(append(h, byte(len(p))), p...)
 }
@@ -308,9 +324,17 @@ func TestOpenNamesFormats(t *testing.T) {
 		msg  string // the error must contain this
 	}{
 		{"m4a", []byte("\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00isomiso2"), ErrUnsupportedCodec, `AAC/MP4 (ftyp "M4A ") is not supported`},
-		{"vorbis", oggPage("\x01vorbis\x00\x00\x00\x00\x02\x44\xac"), ErrUnsupportedCodec, "Ogg/Vorbis is not supported"},
-		{"opus", oggPage("OpusHead\x01\x02\x38\x01"), ErrUnsupportedCodec, "Ogg/Opus is not supported"},
-		{"ogg flac", oggPage("\x7fFLAC\x01\x00\x00\x01fLaC"), ErrUnsupportedCodec, "Ogg/FLAC is not supported"},
+		{"vorbis cut after its first page", oggFirstPage("\x01vorbis\x00\x00\x00\x00\x02\x44\xac"), ErrTruncated, "ends after its page 0 (byte 42) without an end-of-stream page"},
+		{"vorbis then garbage", append(oggFirstPage("\x01vorbis\x00\x00\x00\x00\x02\x44\xac"), "OggS\x00\x00garbage garbage garbage"...), ErrTruncated, "inside the Ogg page at byte 42"},
+		{"vorbis then junk", append(oggFirstPage("\x01vorbis\x00\x00\x00\x00\x02\x44\xac"), "junk junk junk junk junk junk"...), ErrCorrupt, "no page at byte 42"},
+		{"vorbis, bad version", append(oggFirstPage("\x01vorbis\x00\x00\x00\x00\x02\x44\xac"), "OggS\x01\x00garbage garbage garbage"...), ErrCorrupt, "structure version 1"},
+		{"opus", oggFirstPage("OpusHead\x01\x02\x38\x01"), ErrUnsupportedCodec, "Ogg/Opus is not supported: no pure-Go Opus decoder is built in"},
+		{"ogg flac", oggFirstPage("\x7fFLAC\x01\x00\x00\x01fLaC"), ErrUnsupportedCodec, "Ogg/FLAC is not supported"},
+		{"speex", oggFirstPage("Speex   1.2"), ErrUnsupportedCodec, "Ogg/Speex is not supported"},
+		{"theora", oggFirstPage("\x80theora\x03\x02"), ErrUnsupportedCodec, "Ogg/Theora (video) is not supported"},
+		{"skeleton", oggFirstPage("fishead\x00\x03\x00"), ErrUnsupportedCodec, "Ogg (a Skeleton stream first) is not supported"},
+		{"other ogg", oggFirstPage("\x01\x02\x03\x04\x05\x06\x07\x08\x09"), ErrUnsupportedCodec, "Ogg (codec unknown: the first packet starts with bytes 01 02 03 04 05 06 07 08) is not supported"},
+		{"ogg cut", []byte("OggS\x00\x02\x00\x00"), ErrTruncated, "before the first Ogg packet names its codec"},
 		{"aiff", []byte("FORM\x00\x00\x10\x00AIFFCOMM"), ErrUnsupportedCodec, "AIFF is not supported"},
 		{"adts", []byte("\xff\xf1\x50\x80\x02\x1f\xfc"), ErrUnsupportedCodec, "AAC (ADTS) is not supported"},
 		{"mp2", []byte("\xff\xfd\x94\x00\x00\x00\x00\x00"), ErrUnsupportedCodec, "Layer I/II"},

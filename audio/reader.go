@@ -16,8 +16,8 @@ import (
 // up by one, which would wrap 0xFFFFFFFF to zero.
 const feedUnknownSize = 0xFFFFFFFE
 
-// Reader streams mono float32 samples out of a WAV, FLAC, MP3 or raw PCM
-// stream.
+// Reader streams mono float32 samples out of a WAV, FLAC, MP3, Ogg/Vorbis
+// or raw PCM stream.
 // Read fills the caller's buffer completely until the stream ends, so
 // reading into a slice of N samples yields frames of N samples.
 // A Reader is not safe for concurrent use.
@@ -103,7 +103,7 @@ func newReader(r io.Reader, f Format, dataBytes int64) (*Reader, error) {
 // Format returns the layout of the source samples (before the mono
 // down-mix). For a compressed format, Encoding is the narrowest PCM
 // encoding that holds the decoded samples exactly (Int16 for MP3 and for
-// FLAC of up to 16 bits).
+// FLAC of up to 16 bits, Float32 for Ogg/Vorbis).
 func (r *Reader) Format() Format { return r.format }
 
 // SampleRate returns the source sample rate in Hz.
@@ -111,7 +111,8 @@ func (r *Reader) SampleRate() int { return r.format.SampleRate }
 
 // Frames returns the number of mono samples the header announces, or -1
 // when the length is unknown (raw PCM, a WAV written to a pipe, FLAC
-// without a sample count, MP3 without a Xing/LAME header).
+// without a sample count, MP3 without a Xing/LAME header, Ogg/Vorbis,
+// whose length only its last page tells).
 func (r *Reader) Frames() int64 {
 	if r.codec != nil {
 		return r.frames

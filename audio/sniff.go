@@ -10,8 +10,8 @@ import (
 // Container is an audio file format as recognised from its first bytes.
 type Container uint8
 
-// Containers Open can tell apart. Only WAV, FLAC and MP3 decode; the others
-// are recognised so that the error can name them.
+// Containers Open can tell apart. WAV, FLAC, MP3 and Ogg/Vorbis decode; the
+// others are recognised so that the error can name them.
 const (
 	// UnknownContainer: the first bytes match no format known here.
 	UnknownContainer Container = iota
@@ -34,6 +34,8 @@ const (
 	OggFLAC
 	// OggSpeex is Speex in an Ogg stream.
 	OggSpeex
+	// OggTheora is an Ogg stream that starts with Theora video.
+	OggTheora
 	// Ogg is an Ogg stream of another or unreadable codec.
 	Ogg
 	// MP4 is an ISO base media file (MP4/M4A: AAC or ALAC).
@@ -69,7 +71,8 @@ var containerNames = [...]string{
 	OggOpus:          "Ogg/Opus",
 	OggFLAC:          "Ogg/FLAC",
 	OggSpeex:         "Ogg/Speex",
-	Ogg:              "Ogg (unknown codec)",
+	OggTheora:        "Ogg/Theora (video)",
+	Ogg:              "Ogg",
 	MP4:              "AAC/MP4",
 	AACADTS:          "AAC (ADTS)",
 	AIFF:             "AIFF",
@@ -91,7 +94,9 @@ func (c Container) String() string {
 }
 
 // Decodable reports whether Open decodes this format.
-func (c Container) Decodable() bool { return c == WAV || c == FLAC || c == MP3 }
+func (c Container) Decodable() bool {
+	return c == WAV || c == FLAC || c == MP3 || c == OggVorbis
+}
 
 // sniffLen is how many bytes Sniff needs to tell every format apart: an Ogg
 // page header with up to 255 lacing values would need more, but the first
@@ -167,18 +172,46 @@ func sniffOgg(head []byte) (Container, string) {
 		return Ogg, ""
 	}
 	segs := int(head[26])
-	body := head[min(len(head), 27+segs):]
-	switch {
-	case bytes.HasPrefix(body, []byte("\x01vorbis")):
-		return OggVorbis, ""
-	case bytes.HasPrefix(body, []byte("OpusHead")):
-		return OggOpus, ""
-	case bytes.HasPrefix(body, []byte("\x7fFLAC")):
-		return OggFLAC, ""
-	case bytes.HasPrefix(body, []byte("Speex   ")):
-		return OggSpeex, ""
+	return sniffOggPacket(head[min(len(head), 27+segs):])
+}
+
+// oggCodecs are the first bytes of the first packet of Ogg mappings; the
+// rarer ones are named in the detail only.
+var oggCodecs = []struct {
+	magic  string
+	c      Container
+	detail string
+}{
+	{"\x01vorbis", OggVorbis, ""},
+	{"OpusHead", OggOpus, ""},
+	{"\x7fFLAC", OggFLAC, ""},
+	{"Speex   ", OggSpeex, ""},
+	{"\x80theora", OggTheora, ""},
+	{"fishead\x00", Ogg, "a Skeleton stream first"},
+	{"CELT    ", Ogg, "CELT"},
+	{"\x80kate\x00\x00\x00", Ogg, "Kate"},
+	{"BBCD\x00", Ogg, "Dirac video"},
+	{"OVP80", Ogg, "VP8 video"},
+	{"PCM     ", Ogg, "OggPCM"},
+}
+
+// sniffOggPacket names the codec whose first packet starts with packet.
+func sniffOggPacket(packet []byte) (Container, string) {
+	for _, m := range oggCodecs {
+		if bytes.HasPrefix(packet, []byte(m.magic)) {
+			return m.c, m.detail
+		}
 	}
-	return Ogg, ""
+	if len(packet) == 0 {
+		return Ogg, ""
+	}
+	return Ogg, "codec unknown: the first packet " + describeMagic(packet)
+}
+
+// oggCut reports whether a short input that starts an Ogg stream ends
+// before the signature of its first packet.
+func oggCut(head []byte) bool {
+	return len(head) < 27 || len(head) < 27+int(head[26])+8
 }
 
 // describeMagic renders the first bytes of an unknown file as hex, and as

@@ -9,12 +9,14 @@ set -euo pipefail
 # clang (compiles and runs the generated Metal kernels on Linux), npm
 # (model artifacts ship as npm packages; forge-server's test runs the
 # official openai client on nodejs), nginx (forge-server's scale-out
-# test), and flac and lame (the tests encode their FLAC and MP3 clips at run
-# time rather than commit them). NVRTC (libnvrtc11.2) is not here:
+# test), and flac, lame, vorbis-tools and opus-tools (the tests encode their
+# FLAC, MP3, Ogg/Vorbis and Ogg/Opus clips at run time with flac, lame,
+# oggenc and opusenc rather than commit them; the Opus clip checks that
+# listen names Opus as unsupported). NVRTC (libnvrtc11.2) is not here:
 # it is in Debian's non-free component, which is not ours to enable on a
 # user's machine; CI enables it, and without it the CUDA compile check
 # skips with a reason.
-pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data clang nginx flac lame)
+pkgs=(libopenblas0-pthread libespeak-ng1 espeak-ng-data clang nginx flac lame vorbis-tools opus-tools)
 if [ "${FORGE_DEPS_EXTRA:-}" != "" ]; then
   # shellcheck disable=SC2206
   pkgs+=(${FORGE_DEPS_EXTRA})

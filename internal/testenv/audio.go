@@ -16,10 +16,11 @@ import (
 )
 
 // Compressed test clips are not committed: each is made on first use by
-// Debian's reference encoder (flac, lame) from a source the tests rebuild
-// exactly (a cut of ../shared/data/jfk.wav, or TestSignal), and kept
-// under the system's temporary directory in a folder named by a hash of
-// what made it, so that the test binaries of one run share them.
+// Debian's reference encoder (flac, lame, oggenc, opusenc) from a source
+// the tests rebuild exactly (a cut of ../shared/data/jfk.wav, or
+// TestSignal), and kept under the system's temporary directory in a
+// folder named by a hash of what made it, so that the test binaries of
+// one run share them.
 type audioClip struct {
 	source func() (pcm []int16, rate, channels int, err error)
 	encode []string // the encoder and its flags for 16-bit little-endian raw input on stdin
@@ -34,13 +35,29 @@ var audioClips = map[string]audioClip{
 	// encoder delay recorded): a file readers must take on trust.
 	"jfk-2s-32k-notag.mp3": {jfkCut(2), lameArgs("32")},
 	"tones-stereo-44k.mp3": {tones(44100, 0.5), lameArgs("128")},
+	// All of jfk.wav (11 s), for the transcript and the decode speed.
+	"jfk-11s.ogg":          {jfkCut(11), oggencArgs},
+	"tones-stereo-44k.ogg": {tones(44100, 0.5), oggencArgs},
+	"tones-stereo-48k.ogg": {tones(48000, 0.5), oggencArgs},
+	"jfk-1s.opus":          {jfkCut(1), opusencArgs},
 }
+
+// encoderPackages names the Debian package of each encoder, for the skip
+// message.
+var encoderPackages = map[string]string{"flac": "flac", "lame": "lame", "oggenc": "vorbis-tools", "opusenc": "opus-tools"}
 
 var flacArgs = []string{"flac", "-s", "-8", "-f", "--force-raw-format", "--endian=little", "--sign=signed", "--bps=16"}
 
 func lameArgs(kbps string) []string {
 	return []string{"lame", "--quiet", "-r", "--bitwidth", "16", "--little-endian", "--signed", "-b", kbps}
 }
+
+// oggencArgs: quality 4 (oggenc's default, about 128 kbit/s for 44.1 kHz
+// stereo) and a fixed serial number, so that a clip is the same file on
+// every machine.
+var oggencArgs = []string{"oggenc", "--quiet", "--raw", "--raw-bits=16", "--raw-endianness=0", "--quality=4", "--serial=1"}
+
+var opusencArgs = []string{"opusenc", "--quiet", "--raw", "--raw-bits", "16", "--raw-endianness", "0", "--serial", "1"}
 
 // AudioFixture returns the path of the compressed test clip called name
 // (see audioClips), making it first if this machine has not yet. It skips
@@ -49,7 +66,8 @@ func AudioFixture(t testing.TB, name string) string {
 	t.Helper()
 	p, err := MakeAudioFixture(name)
 	if errors.Is(err, exec.ErrNotFound) {
-		t.Skipf("SKIPPED: %s needs Debian's flac and lame encoders (apt-get install flac lame): %v", name, err)
+		tool := audioClips[name].encode[0]
+		t.Skipf("SKIPPED: %s needs %s, from Debian's package %s (apt-get install %s): %v", name, tool, encoderPackages[tool], encoderPackages[tool], err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -73,14 +91,19 @@ func MakeAudioFixture(name string) (string, error) {
 		return "", fmt.Errorf("testenv: %s: %w", name, err)
 	}
 	args := append([]string(nil), c.encode...)
-	if c.encode[0] == "flac" {
+	switch c.encode[0] {
+	case "flac":
 		args = append(args, fmt.Sprintf("--channels=%d", ch), fmt.Sprintf("--sample-rate=%d", rate))
-	} else {
+	case "lame":
 		mode := "m"
 		if ch == 2 {
 			mode = "j"
 		}
 		args = append(args, "-m", mode, "-s", strings.TrimSuffix(fmt.Sprintf("%.3f", float64(rate)/1000), ".000"))
+	case "oggenc":
+		args = append(args, fmt.Sprintf("--raw-chan=%d", ch), fmt.Sprintf("--raw-rate=%d", rate))
+	case "opusenc":
+		args = append(args, "--raw-chan", fmt.Sprint(ch), "--raw-rate", fmt.Sprint(rate))
 	}
 	raw := new(bytes.Buffer)
 	if err := binary.Write(raw, binary.LittleEndian, pcm); err != nil {
@@ -105,9 +128,10 @@ func MakeAudioFixture(name string) (string, error) {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	if c.encode[0] == "flac" {
+	switch c.encode[0] {
+	case "flac", "oggenc":
 		args = append(args, "-o", tmp.Name(), "-")
-	} else {
+	default:
 		args = append(args, "-", tmp.Name())
 	}
 	cmd := exec.Command(args[0], args[1:]...)
