@@ -73,7 +73,7 @@ func classify(ctx context.Context, err error) *apiError {
 	case errors.Is(err, audio.ErrTruncated):
 		return badRequest("file", "truncated_audio", "the audio file is truncated: %v", err)
 	case errors.Is(err, audio.ErrNotWAV), errors.Is(err, audio.ErrUnsupportedCodec), errors.Is(err, audio.ErrUnknownFormat):
-		return badRequest("file", "unsupported_audio", "the file is not audio in a supported format (WAV, FLAC, MP3): %v", err)
+		return badRequest("file", "unsupported_audio", "the file is not audio in a supported format (WAV, FLAC, MP3, Ogg/Vorbis): %v", err)
 	case errors.Is(err, listen.ErrEmptyAudio):
 		return badRequest("file", "empty_audio", "the audio holds no samples: %v", err)
 	case errors.Is(err, say.ErrUnknownVoice), errors.Is(err, say.ErrBadVoiceSpec):

@@ -1,6 +1,6 @@
-// Command listen turns speech into text: an audio file (WAV, FLAC or MP3,
-// told apart by content), raw PCM, stdin or the microphone → Silero VAD →
-// Whisper.
+// Command listen turns speech into text: an audio file (WAV, FLAC, MP3 or
+// Ogg/Vorbis, told apart by content), raw PCM, stdin or the microphone →
+// Silero VAD → Whisper.
 //
 //	listen FILE...                     the transcript, one line per utterance
 //	listen --format srt -o out.srt F   subtitles; -o's extension picks the format
@@ -214,8 +214,8 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintf(stderr, `usage: listen [flags] [FILE... | -]
        listen --vad-only [--json] [flags] FILE
 
-Transcribes audio files (WAV, FLAC or MP3, by content), stdin (-), or
-without a file the microphone (portaudio builds).
+Transcribes audio files (WAV, FLAC, MP3 or Ogg/Vorbis, by content), stdin
+(-), or without a file the microphone (portaudio builds).
 
 flags:
 `)

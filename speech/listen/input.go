@@ -138,8 +138,8 @@ func (r *reader) open(_ context.Context, accept []int, log *slog.Logger) (*sourc
 // File returns the audio file r holds as an Input. Its header is read and
 // checked now, so a bad or empty file fails before any work is done. The
 // format is told from the first bytes, not from a name (audio.Open): WAV
-// (PCM or float), FLAC or MP3, any channel count (mixed down), rates
-// 1–384 kHz. A format recognised but not decoded (Ogg/Vorbis, Opus,
+// (PCM or float), FLAC, MP3 or Ogg/Vorbis, any channel count (mixed down),
+// rates 1–384 kHz. A format recognised but not decoded (Ogg/Opus,
 // AAC/MP4, ...) fails with an error wrapping audio.ErrUnsupportedCodec
 // that names it, unknown bytes with audio.ErrUnknownFormat. The reader
 // may be a pipe, and a file cut short is used as far as it goes (see

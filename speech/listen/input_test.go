@@ -64,7 +64,7 @@ func ramp(n int) []float32 {
 }
 
 // readTestdata returns a compressed test clip (testenv.AudioFixture:
-// encoded by flac or lame from jfk.wav).
+// encoded by flac, lame, oggenc or opusenc from jfk.wav or a test signal).
 func readTestdata(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(testenv.AudioFixture(t, name))
@@ -73,10 +73,6 @@ func readTestdata(t *testing.T, name string) []byte {
 	}
 	return b
 }
-
-// oggVorbis is the first page of an Ogg/Vorbis stream: recognised, not
-// decoded.
-var oggVorbis = []byte("OggS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x0d\x01vorbis\x00\x00\x00\x00\x02\x44\xac")
 
 // TestInputs: every input delivers its samples at a rate the consumer
 // takes, resampling the others; bad inputs fail when made or opened, with
@@ -105,7 +101,10 @@ func TestInputs(t *testing.T) {
 		{"not audio", func() (Input, error) { return File(bytes.NewReader([]byte("hello, this is not audio"))) }, nil, 0, 0, false, audio.ErrUnknownFormat},
 		{"flac by content", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "jfk-1s.flac"))) }, []int{16000}, 16000, 16000, false, nil},
 		{"mp3 at 48 kHz by content", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "jfk-2s-48k.mp3"))) }, []int{16000}, 16000, 32000, false, nil},
-		{"ogg/vorbis named", func() (Input, error) { return File(bytes.NewReader(oggVorbis)) }, nil, 0, 0, false, audio.ErrUnsupportedCodec},
+		{"ogg/vorbis by content", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "jfk-11s.ogg"))) }, []int{16000}, 16000, 176000, false, nil},
+		{"ogg/vorbis stereo at 48 kHz resampled", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "tones-stereo-48k.ogg"))) }, []int{16000}, 16000, 8000, false, nil},
+		{"ogg/vorbis cut short", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "jfk-11s.ogg")[:30000])) }, []int{16000}, 16000, 98816, true, nil},
+		{"ogg/opus named", func() (Input, error) { return File(bytes.NewReader(readTestdata(t, "jfk-1s.opus"))) }, nil, 0, 0, false, audio.ErrUnsupportedCodec},
 		{"empty raw", func() (Input, error) { return Raw(bytes.NewReader(nil), audio.S16Mono(16000)) }, []int{16000}, 0, 0, false, ErrEmptyAudio},
 		{"empty pcm", func() (Input, error) { return PCM(audio.Clip{SampleRate: 16000}) }, nil, 0, 0, false, ErrEmptyAudio},
 		{"pcm without a rate", func() (Input, error) { return PCM(audio.Clip{Samples: x}) }, nil, 0, 0, false, audio.ErrSampleRate},
