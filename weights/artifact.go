@@ -46,7 +46,7 @@ func (c *Cache) Open(id string) (*Artifact, error) {
 		return nil, errors.Join(errs...)
 	}
 	a := &Artifact{ID: id, Dir: c.dir(id), Manifest: *man}
-	if m.convert != nil {
+	if m.Convert != nil {
 		f, err := safetensors.Open(c.weightsPath(id))
 		if err != nil {
 			return nil, fmt.Errorf("weights: %s: %w", id, err)

@@ -116,7 +116,7 @@ func (c *Cache) complete(id string) (Model, *Manifest, bool) {
 		return Model{}, nil, false
 	}
 	man, err := c.readManifest(id)
-	if err != nil || man.Version != weightsVersion || man.ID != id {
+	if err != nil || man.Version != weightsVersion || man.ConvertVersion != m.Version || man.ID != id {
 		return Model{}, nil, false
 	}
 	for _, f := range m.Files {
@@ -124,7 +124,7 @@ func (c *Cache) complete(id string) (Model, *Manifest, bool) {
 			return Model{}, nil, false
 		}
 	}
-	if m.convert != nil {
+	if m.Convert != nil {
 		st, err := os.Stat(c.weightsPath(id))
 		if err != nil || st.Size() != man.WeightsSize || man.WeightsSHA256 == "" {
 			return Model{}, nil, false
@@ -372,6 +372,8 @@ func (c *Cache) fetchSources(ctx context.Context, models []Model) (map[string]bo
 type Manifest struct {
 	ID      string `json:"id"`
 	Version int    `json:"version"`
+	// ConvertVersion is the model's Model.Version at conversion.
+	ConvertVersion int `json:"convert_version,omitempty"`
 	// Sources are the verified input files.
 	Sources []SourceInfo `json:"sources"`
 	// Weights is the safetensors file name ("" when the model has no
@@ -433,7 +435,7 @@ func (c *Cache) readManifest(id string) (*Manifest, error) {
 // writes the manifest.
 func (c *Cache) convertModel(ctx context.Context, m Model, fresh map[string]bool) error {
 	t0 := time.Now()
-	man := &Manifest{ID: m.ID, Version: weightsVersion, Shapes: map[string]TensorInfo{}}
+	man := &Manifest{ID: m.ID, Version: weightsVersion, ConvertVersion: m.Version, Shapes: map[string]TensorInfo{}}
 	var older []cachedFile
 	for _, f := range c.cachedFiles(m, nil) {
 		if !fresh[f.path] {
@@ -458,14 +460,14 @@ func (c *Cache) convertModel(ctx context.Context, m Model, fresh map[string]bool
 		}
 		return errors.Join(errs...)
 	}
-	if m.convert != nil {
+	if m.Convert != nil {
 		done := c.Progress.Wait("convert " + m.ID)
-		conv, err := m.convert(ctx, func(name string) string { return c.src(m.ID, name) })
+		conv, err := m.Convert(ctx, func(name string) string { return c.src(m.ID, name) })
 		if err != nil {
 			done()
 			return fmt.Errorf("weights: converting %s: %w", m.ID, err)
 		}
-		defer conv.close()
+		defer conv.Close()
 		if err := ctx.Err(); err != nil {
 			done()
 			return err

@@ -4,38 +4,41 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sort"
-	"strings"
 
+	"github.com/tensorforge/forge/weights/internal/mmap"
 	"github.com/tensorforge/forge/weights/onnx"
 	"github.com/tensorforge/forge/weights/safetensors"
 )
 
-// converter turns a model's verified source files (src maps a file name to
-// its cached path) into named tensors.
-type converter func(ctx context.Context, src func(name string) string) (*conversion, error)
+// Converter turns a model's verified source files into named tensors (src
+// maps a file name of the model's entry to its cached path). Each model
+// package writes its own, naming the tensors as its PyTorch modules do.
+type Converter func(ctx context.Context, src func(name string) string) (*Conversion, error)
 
-// conversion is a converter's result. Tensor data may alias mapped source
-// files, which close releases after the safetensors file is written.
-type conversion struct {
+// Conversion is a Converter's result: the named tensors, notes on the
+// decisions taken (written to the manifest), and where each tensor came
+// from in the ONNX graphs (for `models graph`). Tensor data may alias
+// mapped source files, which Close releases after the safetensors file is
+// written; a converter that fails closes what it made.
+type Conversion struct {
 	tensors []safetensors.Named
 	notes   []string
 	closers []func() error
 	names   map[string]bool
 	// origin maps source file → ONNX value name → the tensor names made
-	// from it, so that `models graph` can show converted names in the
-	// graph; file is the ONNX file being converted.
+	// from it; file is the ONNX file being converted.
 	origin map[string]map[string][]string
 	file   string
 }
 
-func newConversion() *conversion {
-	return &conversion{names: map[string]bool{}, origin: map[string]map[string][]string{}}
+// NewConversion returns an empty conversion.
+func NewConversion() *Conversion {
+	return &Conversion{names: map[string]bool{}, origin: map[string]map[string][]string{}}
 }
 
-// from records that tensor name was made from the ONNX value onnxName of
-// the current file.
-func (c *conversion) from(onnxName, name string) {
+// From records that tensor name was made from the ONNX value onnxName of
+// the ONNX file opened last.
+func (c *Conversion) From(onnxName, name string) {
 	m := c.origin[c.file]
 	if m == nil {
 		m = map[string][]string{}
@@ -49,14 +52,17 @@ func (c *conversion) from(onnxName, name string) {
 	m[onnxName] = append(m[onnxName], name)
 }
 
-func (c *conversion) close() {
+// Close releases the mapped sources.
+func (c *Conversion) Close() {
 	for _, f := range c.closers {
 		f()
 	}
 	c.closers = nil
 }
 
-func (c *conversion) add(name string, dt safetensors.DType, shape []int, data []byte) error {
+// Add adds a tensor; its data must hold exactly shape's elements of dt,
+// and its name must be new.
+func (c *Conversion) Add(name string, dt safetensors.DType, shape []int, data []byte) error {
 	if c.names[name] {
 		return fmt.Errorf("two tensors named %q", name)
 	}
@@ -72,12 +78,14 @@ func (c *conversion) add(name string, dt safetensors.DType, shape []int, data []
 	return nil
 }
 
-func (c *conversion) note(format string, args ...any) {
+// Note records a conversion decision for the manifest.
+func (c *Conversion) Note(format string, args ...any) {
 	c.notes = append(c.notes, fmt.Sprintf(format, args...))
 }
 
-// openONNX maps an ONNX source and registers it for closing.
-func (c *conversion) openONNX(path string) (*onnx.Model, error) {
+// OpenONNX maps an ONNX source, closed with the conversion; From refers to
+// it until the next one.
+func (c *Conversion) OpenONNX(path string) (*onnx.Model, error) {
 	m, err := onnx.Open(path)
 	if err != nil {
 		return nil, err
@@ -87,8 +95,18 @@ func (c *conversion) openONNX(path string) (*onnx.Model, error) {
 	return m, nil
 }
 
-// stDType maps an ONNX element type to safetensors.
-func stDType(d onnx.DataType) (safetensors.DType, error) {
+// MapFile maps a raw source file (read-only), closed with the conversion.
+func (c *Conversion) MapFile(path string) ([]byte, error) {
+	f, err := mmap.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	c.closers = append(c.closers, f.Close)
+	return f.Data, nil
+}
+
+// DType maps an ONNX element type to safetensors.
+func DType(d onnx.DataType) (safetensors.DType, error) {
 	switch d {
 	case onnx.Float:
 		return safetensors.F32, nil
@@ -110,105 +128,59 @@ func stDType(d onnx.DataType) (safetensors.DType, error) {
 	return "", fmt.Errorf("no safetensors dtype for %s", d)
 }
 
-// use is one consumption of a value: node n reads it as input idx.
-type use struct {
-	n   *onnx.Node
-	idx int
-}
-
-// graphIndex indexes a model's graph and all nested subgraphs: every
-// constant tensor (initializers and Constant nodes' values) by value name,
-// who consumes each value, and who produces it.
-type graphIndex struct {
-	consts    map[string]*onnx.Tensor
-	order     []string // constant names in file order
-	consumers map[string][]use
-	producer  map[string]*onnx.Node
-}
-
-func indexGraph(g *onnx.Graph) *graphIndex {
-	ix := &graphIndex{consts: map[string]*onnx.Tensor{}, consumers: map[string][]use{}, producer: map[string]*onnx.Node{}}
-	g.Walk(func(_ string, g *onnx.Graph) {
-		for _, t := range g.Initializers {
-			if _, dup := ix.consts[t.Name]; !dup {
-				ix.order = append(ix.order, t.Name)
-			}
-			ix.consts[t.Name] = t
-		}
-		for _, n := range g.Nodes {
-			for i, in := range n.Inputs {
-				if in != "" {
-					ix.consumers[in] = append(ix.consumers[in], use{n, i})
-				}
-			}
-			for _, out := range n.Outputs {
-				ix.producer[out] = n
-			}
-			if n.OpType == "Constant" && len(n.Outputs) == 1 {
-				if a, ok := n.Attr("value"); ok && a.T != nil {
-					if _, dup := ix.consts[n.Outputs[0]]; !dup {
-						ix.order = append(ix.order, n.Outputs[0])
-					}
-					ix.consts[n.Outputs[0]] = a.T
-				}
-			}
-		}
-	})
-	return ix
-}
-
-// usesBy returns the uses of value by nodes of the given op types.
-func (ix *graphIndex) usesBy(value string, ops ...string) []use {
-	var out []use
-	for _, u := range ix.consumers[value] {
-		for _, op := range ops {
-			if u.n.OpType == op {
-				out = append(out, u)
-				break
-			}
-		}
+// AddQuantized stores an ONNX 8-bit weight with its scale and zero point
+// as name, name_scale and name_zero_point (the layout Artifact.Quantized
+// reads). A MatMul weight (matmul) is transposed from ONNX's [in,out] to
+// PyTorch's [out,in]; a per-output-channel scale (one per column of the
+// ONNX matrix) then runs along axis 0, as for convolutions. A [1] scale is
+// stored as a scalar.
+func (c *Conversion) AddQuantized(name string, q, scale, zp *onnx.Tensor, matmul bool) error {
+	dt, err := DType(q.DataType)
+	if err != nil {
+		return fmt.Errorf("%s: %w", q.Name, err)
 	}
-	return out
-}
-
-// scope turns a node name such as "/model/decoder/layers.0/self_attn/q_proj/MatMul_quant"
-// into its module path "model.decoder.layers.0.self_attn.q_proj": the
-// components between the leading "/" and the op name. The exporter's
-// de-duplication suffixes on module names ("query_1" for the second call
-// of a shared module) are kept; callers that want them gone say so.
-func scope(nodeName string) string {
-	i := strings.Index(nodeName, "/")
-	j := strings.LastIndex(nodeName, "/")
-	if i < 0 || j <= i {
-		return ""
+	if dt != safetensors.U8 && dt != safetensors.I8 {
+		return fmt.Errorf("%s: quantized weight is %s", q.Name, q.DataType)
 	}
-	return strings.ReplaceAll(nodeName[i+1:j], "/", ".")
+	if zp.DataType != q.DataType || scale.DataType != onnx.Float || scale.NumElements() != zp.NumElements() {
+		return fmt.Errorf("%s: scale %s%v / zero point %s%v do not fit a %s weight", q.Name, scale.DataType, scale.Dims, zp.DataType, zp.Dims, q.DataType)
+	}
+	shape, data := q.Shape(), q.Raw
+	if matmul {
+		if len(shape) != 2 {
+			return fmt.Errorf("%s: MatMul weight of rank %d", q.Name, len(shape))
+		}
+		data = Transpose2D(data, shape[0], shape[1], 1)
+		shape = []int{shape[1], shape[0]}
+	}
+	if n := int(scale.NumElements()); n != 1 && (len(shape) == 0 || n != shape[0]) {
+		return fmt.Errorf("%s: %d scales for shape %v: only per-tensor or per-output-channel is supported", q.Name, n, shape)
+	}
+	sshape := scale.Shape()
+	if scale.NumElements() == 1 {
+		sshape = []int{} // a [1] scale is per tensor too: store it as a scalar
+	}
+	if err := c.Add(name, dt, shape, data); err != nil {
+		return err
+	}
+	c.From(q.Name, name)
+	c.From(scale.Name, name+"_scale")
+	c.From(zp.Name, name+"_zero_point")
+	if err := c.Add(name+"_scale", safetensors.F32, sshape, scale.Raw); err != nil {
+		return err
+	}
+	return c.Add(name+"_zero_point", dt, sshape, zp.Raw)
 }
 
-// transpose2D returns the [cols, rows] transpose of a row-major [rows, cols]
-// matrix of elements of size bytes.
-func transpose2D(data []byte, rows, cols, size int) []byte {
+// Transpose2D returns the [cols, rows] transpose of a row-major [rows,
+// cols] matrix of elements of size bytes (ONNX MatMul weights are [in,out],
+// PyTorch's [out,in]).
+func Transpose2D(data []byte, rows, cols, size int) []byte {
 	out := make([]byte, len(data))
 	for r := 0; r < rows; r++ {
 		for c := 0; c < cols; c++ {
 			copy(out[(c*rows+r)*size:(c*rows+r+1)*size], data[(r*cols+c)*size:(r*cols+c+1)*size])
 		}
 	}
-	return out
-}
-
-// unused lists the float constants of more than minElems elements that no
-// rule claimed, for the conversion notes (a rule that misses a real weight
-// shows up here).
-func (ix *graphIndex) unused(claimed map[string]bool, minElems int64) []string {
-	var out []string
-	for _, name := range ix.order {
-		t := ix.consts[name]
-		if claimed[name] || t.DataType != onnx.Float || t.NumElements() < minElems {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s %s%v", name, t.DataType, t.Dims))
-	}
-	sort.Strings(out)
 	return out
 }

@@ -67,7 +67,7 @@ func (c *Cache) cachedFiles(m Model, man *Manifest) []cachedFile {
 	for _, f := range m.Files {
 		files = append(files, cachedFile{"src/" + f.Name, c.src(m.ID, f.Name), f.SHA256, f.Size})
 	}
-	if m.convert != nil && man != nil {
+	if m.Convert != nil && man != nil {
 		p := c.weightsPath(m.ID)
 		files = append(files, cachedFile{filepath.Base(p), p, man.WeightsSHA256, man.WeightsSize})
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tensorforge/forge/weights/fetch"
-	"github.com/tensorforge/forge/weights/onnx"
 	"github.com/tensorforge/forge/weights/safetensors"
 )
 
@@ -190,89 +189,6 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// TestWhisperDequantizeExact checks, for every quantized weight of
-// whisper-tiny, that Dequantize reproduces (q − zp)·scale computed straight
-// from the ONNX initializers, element for element — which also checks the
-// [in,out] → [out,in] transposition of the MatMul weights.
-func TestWhisperDequantizeExact(t *testing.T) {
-	a := openReal(t, WhisperTiny)
-	checked := 0
-	for _, part := range []struct{ file, prefix string }{
-		{"encoder_model_quantized.onnx", "encoder."},
-		{"decoder_model_merged_quantized.onnx", "decoder."},
-	} {
-		p, err := a.Path(part.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := onnx.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		ix := indexGraph(m.Graph)
-		for _, name := range ix.order {
-			base, ok := cutQuantized(name)
-			if !ok {
-				continue
-			}
-			q, scale, zp := ix.consts[name], ix.consts[base+"_scale"], ix.consts[base+"_zero_point"]
-			pt := whisperName(base, part.prefix)
-			mm := ix.usesBy(name, "MatMulInteger")
-			if len(mm) > 0 && anonymous(base) {
-				pt = whisperName(scope(mm[0].n.Name), part.prefix) + ".weight"
-			}
-			got, shape, err := a.Dequantize(pt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, _ := scale.Float32s()
-			z := int32(zp.Raw[0])
-			if zp.DataType == onnx.Int8 {
-				z = int32(int8(zp.Raw[0]))
-			}
-			val := func(b byte) int32 {
-				if q.DataType == onnx.Int8 {
-					return int32(int8(b))
-				}
-				return int32(b)
-			}
-			if len(mm) > 0 {
-				in, out := int(q.Dims[0]), int(q.Dims[1])
-				if !equalInts(shape, []int{out, in}) {
-					t.Fatalf("%s: shape %v, want [%d %d]", pt, shape, out, in)
-				}
-				for i := 0; i < in; i++ {
-					for o := 0; o < out; o++ {
-						want := float32(val(q.Raw[i*out+o])-z) * s[0]
-						if g := got[o*in+i]; g != want {
-							t.Fatalf("%s[%d,%d] = %v, want %v", pt, o, i, g, want)
-						}
-					}
-				}
-			} else {
-				for i, b := range q.Raw {
-					if want := float32(val(b)-z) * s[0]; got[i] != want {
-						t.Fatalf("%s[%d] = %v, want %v", pt, i, got[i], want)
-					}
-				}
-			}
-			checked++
-		}
-	}
-	if checked != 67 {
-		t.Errorf("checked %d quantized weights, want 67", checked)
-	}
-}
-
-func cutQuantized(name string) (string, bool) {
-	const s = "_quantized"
-	if len(name) > len(s) && name[len(name)-len(s):] == s {
-		return name[:len(name)-len(s)], true
-	}
-	return "", false
-}
-
 // TestKokoroInt8MatchesFP32 dequantizes every int8 Kokoro weight and
 // compares it with the fp32 model's tensor of the same name. The two files
 // are converted by different rules (MatMulInteger vs MatMul, ConvInteger vs
@@ -346,25 +262,6 @@ func relL2(got, ref []float32) float64 {
 		return math.Sqrt(num)
 	}
 	return math.Sqrt(num / den)
-}
-
-// TestVoicesMatchSources checks that each voice tensor holds exactly the
-// bytes of its .bin file.
-func TestVoicesMatchSources(t *testing.T) {
-	a := openReal(t, KokoroVoices)
-	for _, v := range kokoroVoices {
-		b, err := a.ReadFile(v.name + ".bin")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tn, err := a.Tensor(v.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(tn.Data) != string(b) {
-			t.Fatalf("voice %s differs from its source", v.name)
-		}
-	}
 }
 
 func TestSideFiles(t *testing.T) {

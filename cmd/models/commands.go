@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	_ "github.com/tensorforge/forge/models/all" // every model's source table and converter
 	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/onnx"
 )

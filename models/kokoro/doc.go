@@ -20,7 +20,15 @@
 //
 // The modules mirror hexgrad/kokoro (model.py, modules.py, istftnet.py)
 // and, where the two differ, the onnx-community ONNX export that the golden
-// outputs come from (../shared/golden/kokoro). One utterance runs as three
+// outputs come from (../shared/golden/kokoro), in the style of every Forge
+// model (package models): one Go type per module (kmodel.go is KModel;
+// encoder.go ALBERT and TextEncoder; prosody.go ProsodyPredictor and its
+// blocks; decoder.go Decoder and the iSTFTNet Generator; layers.go the
+// PyTorch layers), each built from its param scope at New, which checks
+// every weight, and computed by a forward method. The artifacts (fp32,
+// int8, voices) are registered with package weights by artifacts.go and
+// converted to KModel's names by convert.go, convert_int8.go and
+// convert_voices.go. One utterance runs as three
 // graphs with the host in between, because two sizes are data: the number
 // of audio frames (the sum of the predicted durations) and the harmonic
 // source (a running phase over the upsampled F0):

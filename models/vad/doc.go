@@ -2,14 +2,18 @@
 // of 16 kHz audio (16 ms at 8 kHz), and the post-processing that turns those
 // scores into speech segments.
 //
-// The network is written by hand on package graph and mirrors the ONNX
-// export node for node (see model.go): reflect padding and an STFT done as a
+// The network is written by hand on package graph in the style of every
+// Forge model (package models): one type per module of Silero's VADRNNJIT
+// (silero.go: stft, encoderBlock for SileroVadBlock, vadDecoder for
+// VADDecoderRNNJIT), each built from its param scope, whose forward methods
+// mirror the ONNX export node for node: reflect padding and an STFT done as a
 // strided convolution with a fixed basis, the magnitude spectrum, four
 // re-parameterised convolutions with ReLU, one LSTM cell step whose h and c
 // persist across chunks, and a 1×1 convolution, sigmoid and mean that give
-// one speech probability per chunk. Weights come from the converted
-// silero-vad-v6 artifact (package weights); both sample-rate branches of the
-// export are supported.
+// one speech probability per chunk. Weights come from the silero-vad-v6
+// artifact, which this package registers with package weights
+// (artifacts.go) and converts from the ONNX file to Silero's PyTorch names
+// (convert.go); both sample-rate branches of the export are supported.
 //
 // The pieces:
 //

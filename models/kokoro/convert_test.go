@@ -1,13 +1,30 @@
-package weights
+package kokoro
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/onnx"
 )
+
+// openArtifact opens a converted artifact from the model cache, skipping
+// loudly when it is not there.
+func openArtifact(t *testing.T, id string) *weights.Artifact {
+	t.Helper()
+	a, err := weights.Open(id)
+	if errors.Is(err, weights.ErrNotReady) {
+		t.Skipf("SKIPPED: %s is not in the model cache: run `go run ./cmd/models fetch %s`: %v", id, id, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
@@ -70,7 +87,7 @@ func f32s(b []byte) []float32 {
 // directions, from the ONNX tensors with ONNX semantics and from the
 // converted tensors with PyTorch semantics: the states must agree.
 func TestKokoroLSTMSemantics(t *testing.T) {
-	a := openReal(t, KokoroV1)
+	a := openArtifact(t, weights.KokoroV1)
 	p, err := a.Path("model.onnx")
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +97,7 @@ func TestKokoroLSTMSemantics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ix := indexGraph(m.Graph)
+	ix := onnx.NewIndex(m.Graph)
 	var node *onnx.Node
 	for _, n := range m.Graph.Nodes {
 		if n.Name == "/encoder/text_encoder/lstm/LSTM" {
@@ -90,7 +107,7 @@ func TestKokoroLSTMSemantics(t *testing.T) {
 	if node == nil {
 		t.Fatal("no text encoder LSTM in the graph")
 	}
-	W, R, B := ix.consts[node.Inputs[1]], ix.consts[node.Inputs[2]], ix.consts[node.Inputs[3]]
+	W, R, B := ix.Consts[node.Inputs[1]], ix.Consts[node.Inputs[2]], ix.Consts[node.Inputs[3]]
 	I, H := int(W.Dims[2]), int(R.Dims[2])
 	rng := rand.New(rand.NewPCG(1, 2))
 	x, h, c := make([]float64, I), make([]float64, H), make([]float64, H)
@@ -131,10 +148,21 @@ func TestReorderGates(t *testing.T) {
 	}
 }
 
-func TestTranspose2D(t *testing.T) {
-	src := []byte{1, 2, 3, 4, 5, 6} // [2,3]
-	got := transpose2D(src, 2, 3, 1)
-	if want := []byte{1, 4, 2, 5, 3, 6}; string(got) != string(want) {
-		t.Fatalf("transpose2D = %v, want %v", got, want)
+// TestVoicesMatchSources checks that each voice tensor holds exactly the
+// bytes of its .bin file.
+func TestVoicesMatchSources(t *testing.T) {
+	a := openArtifact(t, weights.KokoroVoices)
+	for _, v := range voiceSums {
+		b, err := a.ReadFile(v.name + ".bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn, err := a.Tensor(v.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(tn.Data) != string(b) {
+			t.Fatalf("voice %s differs from its source", v.name)
+		}
 	}
 }

@@ -1,8 +1,9 @@
-package weights
+package kokoro
 
 import (
 	"context"
 	"fmt"
+	"github.com/tensorforge/forge/weights"
 	"regexp"
 	"strings"
 
@@ -39,8 +40,8 @@ func kokoroName(raw string) (string, error) {
 	return "", fmt.Errorf("cannot place %q under a KModel module", raw)
 }
 
-// convertKokoro names the fp32 Kokoro-82M export as KModel names its
-// parameters (see MODELS-NAMES.md for the full rules):
+// convertFP32 names the fp32 Kokoro-82M export as KModel names its
+// parameters (see weights/MODELS-NAMES.md for the full rules):
 //
 //   - named initializers keep their names, minus the export wrapper
 //     (kokoroName);
@@ -56,35 +57,35 @@ func kokoroName(raw string) (string, error) {
 //   - LSTM W/R/B become weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
 //     and the same with _reverse for the backward direction, in PyTorch's
 //     gate order (i, f, g, o), converted from ONNX's (i, o, f, c).
-func convertKokoro(ctx context.Context, src func(string) string) (*conversion, error) {
-	c := newConversion()
-	m, err := c.openONNX(src("model.onnx"))
+func convertFP32(ctx context.Context, src func(string) string) (*weights.Conversion, error) {
+	c := weights.NewConversion()
+	m, err := c.OpenONNX(src("model.onnx"))
 	if err != nil {
 		return nil, err
 	}
-	if err := kokoroGraph(ctx, c, indexGraph(m.Graph), allNodes(m.Graph), map[string]bool{}); err != nil {
-		c.close()
+	if err := kokoroGraph(ctx, c, onnx.NewIndex(m.Graph), m.Graph.AllNodes(), map[string]bool{}); err != nil {
+		c.Close()
 		return nil, err
 	}
-	c.note("weight-normalised conv weights are the folded effective weight g*v/|v| (PyTorch stores weight_g, weight_v)")
-	c.note("MatMul weights transposed to PyTorch [out,in]; LSTMs in PyTorch layout and gate order i,f,g,o")
+	c.Note("weight-normalised conv weights are the folded effective weight g*v/|v| (PyTorch stores weight_g, weight_v)")
+	c.Note("MatMul weights transposed to PyTorch [out,in]; LSTMs in PyTorch layout and gate order i,f,g,o")
 	return c, nil
 }
 
 // kokoroGraph names the float parameters of a Kokoro graph that the
 // caller has not already claimed.
-func kokoroGraph(ctx context.Context, c *conversion, ix *graphIndex, nodes []*onnx.Node, claimed map[string]bool) error {
+func kokoroGraph(ctx context.Context, c *weights.Conversion, ix *onnx.Index, nodes []*onnx.Node, claimed map[string]bool) error {
 	claim := func(onnxName, pt string, t *onnx.Tensor, shape []int, data []byte) error {
 		if claimed[onnxName] {
 			return fmt.Errorf("%s claimed twice", onnxName)
 		}
 		claimed[onnxName] = true
-		c.from(onnxName, pt)
-		dt, err := stDType(t.DataType)
+		c.From(onnxName, pt)
+		dt, err := weights.DType(t.DataType)
 		if err != nil {
 			return fmt.Errorf("%s: %w", onnxName, err)
 		}
-		return c.add(pt, dt, shape, data)
+		return c.Add(pt, dt, shape, data)
 	}
 	// 1. LSTMs.
 	for _, n := range nodes {
@@ -98,18 +99,18 @@ func kokoroGraph(ctx context.Context, c *conversion, ix *graphIndex, nodes []*on
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for _, name := range ix.order {
-		t := ix.consts[name]
+	for _, name := range ix.Order {
+		t := ix.Consts[name]
 		if claimed[name] || t.DataType != onnx.Float {
 			continue
 		}
 		// 2. Named parameters.
-		if !anonymous(name) {
+		if !onnx.Anonymous(name) {
 			pt, err := kokoroName(name)
 			if err != nil {
 				return err
 			}
-			if uses := ix.usesBy(name, "MatMul"); len(uses) > 0 {
+			if uses := ix.UsesBy(name, "MatMul"); len(uses) > 0 {
 				return fmt.Errorf("%s: named MatMul weight (layout unknown)", name)
 			}
 			if err := claim(name, pt, t, t.Shape(), t.Raw); err != nil {
@@ -118,10 +119,10 @@ func kokoroGraph(ctx context.Context, c *conversion, ix *graphIndex, nodes []*on
 			continue
 		}
 		// 3. Folded conv weights.
-		if convs := ix.usesBy(name, "Conv", "ConvTranspose"); len(convs) > 0 {
-			pt, err := paramName(ix, convs, 1, func(u use) (string, bool) {
-				if len(u.n.Inputs) > 2 && !anonymous(u.n.Inputs[2]) && strings.HasSuffix(u.n.Inputs[2], ".bias") {
-					return strings.TrimSuffix(u.n.Inputs[2], ".bias") + ".weight", true
+		if convs := ix.UsesBy(name, "Conv", "ConvTranspose"); len(convs) > 0 {
+			pt, err := paramName(ix, convs, 1, func(u onnx.Use) (string, bool) {
+				if len(u.Node.Inputs) > 2 && !onnx.Anonymous(u.Node.Inputs[2]) && strings.HasSuffix(u.Node.Inputs[2], ".bias") {
+					return strings.TrimSuffix(u.Node.Inputs[2], ".bias") + ".weight", true
 				}
 				return "", false
 			})
@@ -134,52 +135,45 @@ func kokoroGraph(ctx context.Context, c *conversion, ix *graphIndex, nodes []*on
 			continue
 		}
 		// 4. Anonymous MatMul weights.
-		if mms := ix.usesBy(name, "MatMul"); len(mms) > 0 && len(t.Dims) == 2 {
-			pt, err := paramName(ix, mms, 1, func(u use) (string, bool) {
-				return biasAfter(ix, u.n)
+		if mms := ix.UsesBy(name, "MatMul"); len(mms) > 0 && len(t.Dims) == 2 {
+			pt, err := paramName(ix, mms, 1, func(u onnx.Use) (string, bool) {
+				return biasAfter(ix, u.Node)
 			})
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			sh := t.Shape()
-			if err := claim(name, pt, t, []int{sh[1], sh[0]}, transpose2D(t.Raw, sh[0], sh[1], 4)); err != nil {
+			if err := claim(name, pt, t, []int{sh[1], sh[0]}, weights.Transpose2D(t.Raw, sh[0], sh[1], 4)); err != nil {
 				return err
 			}
 			continue
 		}
 	}
 	recip := 0
-	for _, left := range ix.unused(claimed, 2) {
+	for _, left := range ix.Unused(claimed, 2) {
 		if reciprocal.MatchString(left) {
 			recip++
 			continue
 		}
-		c.note("not a parameter (graph constant, see `models graph`): %s", left)
+		c.Note("not a parameter (graph constant, see `models graph`): %s", left)
 	}
 	if recip > 0 {
-		c.note("left out %d folded Snake constants .../Reciprocal_N_output_0 = 1/alpha (derive them from the alphaK.N parameters)", recip)
+		c.Note("left out %d folded Snake constants .../Reciprocal_N_output_0 = 1/alpha (derive them from the alphaK.N parameters)", recip)
 	}
-	c.note("bert.pooler.* is not in the ONNX (Kokoro never uses ALBERT's pooler)")
+	c.Note("bert.pooler.* is not in the ONNX (Kokoro never uses ALBERT's pooler)")
 	return nil
 }
 
 var reciprocal = regexp.MustCompile(`/Reciprocal(_\d+)?_output_0 `)
 
-// allNodes lists the nodes of g and of all its subgraphs.
-func allNodes(g *onnx.Graph) []*onnx.Node {
-	var out []*onnx.Node
-	g.Walk(func(_ string, g *onnx.Graph) { out = append(out, g.Nodes...) })
-	return out
-}
-
 // paramName names a weight from its consumers (all of which must read it as
 // input idx): from byBias when that finds a named bias, else from the first
 // consumer's scope. Every consumer that names it must agree.
-func paramName(ix *graphIndex, uses []use, idx int, byBias func(use) (string, bool)) (string, error) {
+func paramName(ix *onnx.Index, uses []onnx.Use, idx int, byBias func(onnx.Use) (string, bool)) (string, error) {
 	var name string
 	for _, u := range uses {
-		if u.idx != idx {
-			return "", fmt.Errorf("read by %s as input %d, want %d", u.n.Name, u.idx, idx)
+		if u.Input != idx {
+			return "", fmt.Errorf("read by %s as input %d, want %d", u.Node.Name, u.Input, idx)
 		}
 		if n, ok := byBias(u); ok {
 			pt, err := kokoroName(n)
@@ -195,7 +189,7 @@ func paramName(ix *graphIndex, uses []use, idx int, byBias func(use) (string, bo
 	if name != "" {
 		return name, nil
 	}
-	pt, err := kokoroName(scope(uses[0].n.Name))
+	pt, err := kokoroName(onnx.Scope(uses[0].Node.Name))
 	if err != nil {
 		return "", err
 	}
@@ -204,13 +198,13 @@ func paramName(ix *graphIndex, uses []use, idx int, byBias func(use) (string, bo
 
 // biasAfter finds the named bias that is added to the output of MatMul n
 // ("x.bias" → "x.weight").
-func biasAfter(ix *graphIndex, n *onnx.Node) (string, bool) {
-	for _, u := range ix.consumers[n.Outputs[0]] {
-		if u.n.OpType != "Add" {
+func biasAfter(ix *onnx.Index, n *onnx.Node) (string, bool) {
+	for _, u := range ix.Consumers[n.Outputs[0]] {
+		if u.Node.OpType != "Add" {
 			continue
 		}
-		for _, in := range u.n.Inputs {
-			if !anonymous(in) && strings.HasSuffix(in, ".bias") && ix.consts[in] != nil {
+		for _, in := range u.Node.Inputs {
+			if !onnx.Anonymous(in) && strings.HasSuffix(in, ".bias") && ix.Consts[in] != nil {
 				return strings.TrimSuffix(in, ".bias") + ".weight", true
 			}
 		}
@@ -224,7 +218,7 @@ var onnxToTorchGates = [4]int{0, 2, 3, 1}
 
 // kokoroLSTM converts one ONNX LSTM's W [D,4H,I], R [D,4H,H] and B [D,8H]
 // into PyTorch nn.LSTM parameters named after the node's scope.
-func kokoroLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string]bool) error {
+func kokoroLSTM(c *weights.Conversion, ix *onnx.Index, n *onnx.Node, claimed map[string]bool) error {
 	if len(n.Inputs) < 4 || (len(n.Inputs) > 7 && n.Inputs[7] != "") {
 		return fmt.Errorf("%s: want inputs X, W, R, B and no peepholes", n.Name)
 	}
@@ -234,11 +228,11 @@ func kokoroLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string]
 	if _, ok := n.Attr("activations"); ok {
 		return fmt.Errorf("%s: non-default activations", n.Name)
 	}
-	base, err := kokoroName(scope(n.Name))
+	base, err := kokoroName(onnx.Scope(n.Name))
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	W, R, B := ix.consts[n.Inputs[1]], ix.consts[n.Inputs[2]], ix.consts[n.Inputs[3]]
+	W, R, B := ix.Consts[n.Inputs[1]], ix.Consts[n.Inputs[2]], ix.Consts[n.Inputs[3]]
 	if W == nil || R == nil || B == nil || W.DataType != onnx.Float || R.DataType != onnx.Float || B.DataType != onnx.Float {
 		return fmt.Errorf("%s: W, R, B must be float32 constants", n.Name)
 	}
@@ -282,10 +276,10 @@ func kokoroLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string]
 			{"bias_ih", n.Inputs[3], []int{H4}, wb},
 			{"bias_hh", n.Inputs[3], []int{H4}, rb},
 		} {
-			if err := c.add(base+"."+p.name+suffix, safetensors.F32, p.shape, p.data); err != nil {
+			if err := c.Add(base+"."+p.name+suffix, safetensors.F32, p.shape, p.data); err != nil {
 				return err
 			}
-			c.from(p.src, base+"."+p.name+suffix)
+			c.From(p.src, base+"."+p.name+suffix)
 		}
 	}
 	return nil

@@ -1,8 +1,9 @@
-package weights
+package kokoro
 
 import (
 	"context"
 	"fmt"
+	"github.com/tensorforge/forge/weights"
 	"regexp"
 	"strings"
 
@@ -10,7 +11,7 @@ import (
 	"github.com/tensorforge/forge/weights/safetensors"
 )
 
-// convertKokoroInt8 names onnx-community's int8 Kokoro export (dynamic
+// convertInt8 names onnx-community's int8 Kokoro export (dynamic
 // quantization, then onnxruntime graph optimisation) with the same names as
 // the fp32 model, so one set of model code serves both:
 //
@@ -29,18 +30,18 @@ import (
 //   - the quantized embedding tables (read through Gather + DequantizeLinear)
 //     become X.weight I8 [rows,dim] with scalar scale and zero point;
 //   - everything left in float32 is named as in the fp32 model.
-func convertKokoroInt8(ctx context.Context, src func(string) string) (*conversion, error) {
-	c := newConversion()
-	m, err := c.openONNX(src("model_quantized.onnx"))
+func convertInt8(ctx context.Context, src func(string) string) (*weights.Conversion, error) {
+	c := weights.NewConversion()
+	m, err := c.OpenONNX(src("model_quantized.onnx"))
 	if err != nil {
 		return nil, err
 	}
 	if err := kokoroInt8Graph(ctx, c, m.Graph); err != nil {
-		c.close()
+		c.Close()
 		return nil, err
 	}
-	c.note("Linear weights: I8 [out,in], per-output-channel scale/zero point [out]; convolutions: U8, per-tensor; LSTMs: I8 per direction")
-	c.note("names match kokoro-v1.0 (fp32); weight-normalised conv weights are the folded effective weight")
+	c.Note("Linear weights: I8 [out,in], per-output-channel scale/zero point [out]; convolutions: U8, per-tensor; LSTMs: I8 per direction")
+	c.Note("names match kokoro-v1.0 (fp32); weight-normalised conv weights are the folded effective weight")
 	return c, nil
 }
 
@@ -48,20 +49,20 @@ func convertKokoroInt8(ctx context.Context, src func(string) string) (*conversio
 // second and later calls of a shared module ("query_3").
 var callSuffix = regexp.MustCompile(`_\d+$`)
 
-// moduleScope is scope() with call suffixes dropped from every component:
+// moduleScope is onnx.Scope() with call suffixes dropped from every component:
 // ALBERT runs its one shared layer 12 times, as attention/query,
 // attention/query_1, ...
 func moduleScope(nodeName string) string {
-	parts := strings.Split(scope(nodeName), ".")
+	parts := strings.Split(onnx.Scope(nodeName), ".")
 	for i, p := range parts {
 		parts[i] = callSuffix.ReplaceAllString(p, "")
 	}
 	return strings.Join(parts, ".")
 }
 
-func kokoroInt8Graph(ctx context.Context, c *conversion, g *onnx.Graph) error {
-	ix := indexGraph(g)
-	nodes := allNodes(g)
+func kokoroInt8Graph(ctx context.Context, c *weights.Conversion, g *onnx.Graph) error {
+	ix := onnx.NewIndex(g)
+	nodes := g.AllNodes()
 	claimed := map[string]bool{}
 	named := map[string]string{} // weight (ONNX name) → PyTorch name, to catch clashes
 	setName := func(onnxName, pt string) error {
@@ -84,7 +85,7 @@ func kokoroInt8Graph(ctx context.Context, c *conversion, g *onnx.Graph) error {
 				return fmt.Errorf("%s: %s without a weight", n.Name, n.OpType)
 			}
 			w := n.Inputs[1]
-			if ix.consts[w] == nil {
+			if ix.Consts[w] == nil {
 				return fmt.Errorf("%s: weight %s is not a constant", n.Name, w)
 			}
 			zp := ""
@@ -92,7 +93,7 @@ func kokoroInt8Graph(ctx context.Context, c *conversion, g *onnx.Graph) error {
 				zp = n.Inputs[3]
 			}
 			var pt string
-			if base, ok := strings.CutSuffix(w, "_quantized"); ok && !anonymous(base) {
+			if base, ok := strings.CutSuffix(w, "_quantized"); ok && !onnx.Anonymous(base) {
 				p, err := kokoroName(base)
 				if err != nil {
 					return err
@@ -126,24 +127,24 @@ func kokoroInt8Graph(ctx context.Context, c *conversion, g *onnx.Graph) error {
 		case "DequantizeLinear":
 			// Quantized embedding tables: Gather on the int8 table, then
 			// DequantizeLinear with the table's scale and zero point.
-			g := ix.producer[n.Inputs[0]]
+			g := ix.Producer[n.Inputs[0]]
 			if g == nil || g.OpType != "Gather" || len(n.Inputs) < 3 {
 				return fmt.Errorf("%s: DequantizeLinear not fed by a Gather", n.Name)
 			}
 			table := g.Inputs[0]
 			base, ok := strings.CutSuffix(table, "_quantized")
-			if !ok || anonymous(base) {
+			if !ok || onnx.Anonymous(base) {
 				return fmt.Errorf("%s: unnamed quantized table %s", n.Name, table)
 			}
 			pt, err := kokoroName(base)
 			if err != nil {
 				return err
 			}
-			q, scale, zp := ix.consts[table], ix.consts[n.Inputs[1]], ix.consts[n.Inputs[2]]
+			q, scale, zp := ix.Consts[table], ix.Consts[n.Inputs[1]], ix.Consts[n.Inputs[2]]
 			if q == nil || scale == nil || zp == nil {
 				return fmt.Errorf("%s: table, scale and zero point must be constants", n.Name)
 			}
-			if err := addQuantized(c, pt, q, scale, zp, false); err != nil {
+			if err := c.AddQuantized(pt, q, scale, zp, false); err != nil {
 				return err
 			}
 			claimed[table], claimed[n.Inputs[1]], claimed[n.Inputs[2]] = true, true, true
@@ -152,15 +153,15 @@ func kokoroInt8Graph(ctx context.Context, c *conversion, g *onnx.Graph) error {
 	for _, w := range order {
 		q := weights[w]
 		base := strings.TrimSuffix(w, "_quantized")
-		scale := ix.consts[base+"_scale"]
+		scale := ix.Consts[base+"_scale"]
 		if scale == nil {
 			return fmt.Errorf("%s: no %s_scale", w, base)
 		}
-		zp := ix.consts[q.zp]
+		zp := ix.Consts[q.zp]
 		if zp == nil {
 			return fmt.Errorf("%s: zero point %q is not a constant", w, q.zp)
 		}
-		if err := addQuantized(c, named[w], ix.consts[w], scale, zp, q.node.OpType == "MatMulInteger"); err != nil {
+		if err := c.AddQuantized(named[w], ix.Consts[w], scale, zp, q.node.OpType == "MatMulInteger"); err != nil {
 			return err
 		}
 		claimed[w], claimed[base+"_scale"], claimed[q.zp] = true, true, true
@@ -171,12 +172,12 @@ func kokoroInt8Graph(ctx context.Context, c *conversion, g *onnx.Graph) error {
 // convBiasName finds the named bias the int8 export adds after a
 // ConvInteger (ConvInteger → Add(·, Reshape(Cast(Floor(Div(x.bias, ·)))))
 // and returns "x.weight" in KModel naming, or "" if there is none.
-func convBiasName(ix *graphIndex, n *onnx.Node) string {
-	for _, u := range ix.consumers[n.Outputs[0]] {
-		if u.n.OpType != "Add" {
+func convBiasName(ix *onnx.Index, n *onnx.Node) string {
+	for _, u := range ix.Consumers[n.Outputs[0]] {
+		if u.Node.OpType != "Add" {
 			continue
 		}
-		for _, in := range u.n.Inputs {
+		for _, in := range u.Node.Inputs {
 			if in == n.Outputs[0] {
 				continue
 			}
@@ -193,12 +194,12 @@ func convBiasName(ix *graphIndex, n *onnx.Node) string {
 // namedBiasUpstream follows the bias-quantization chain back from value
 // (through the data input of Reshape, Cast, Floor, Round and Div, at most
 // depth steps) to a named ".bias" constant.
-func namedBiasUpstream(ix *graphIndex, value string, depth int) string {
+func namedBiasUpstream(ix *onnx.Index, value string, depth int) string {
 	for ; depth >= 0; depth-- {
-		if ix.consts[value] != nil && !anonymous(value) && strings.HasSuffix(value, ".bias") {
+		if ix.Consts[value] != nil && !onnx.Anonymous(value) && strings.HasSuffix(value, ".bias") {
 			return value
 		}
-		p := ix.producer[value]
+		p := ix.Producer[value]
 		if p == nil || len(p.Inputs) == 0 {
 			return ""
 		}
@@ -216,7 +217,7 @@ func namedBiasUpstream(ix *graphIndex, value string, depth int) string {
 // B, sequence_lens, initial_h, initial_c, P, W_scale, W_zero_point,
 // R_scale, R_zero_point; W [D,I,4H] and R [D,H,4H] int8 with gates i,o,f,c
 // along the last axis.
-func kokoroQLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string]bool) error {
+func kokoroQLSTM(c *weights.Conversion, ix *onnx.Index, n *onnx.Node, claimed map[string]bool) error {
 	if len(n.Inputs) < 12 || (n.Inputs[7] != "") {
 		return fmt.Errorf("%s: want 12 inputs and no peepholes", n.Name)
 	}
@@ -226,12 +227,12 @@ func kokoroQLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string
 	if _, ok := n.Attr("activations"); ok {
 		return fmt.Errorf("%s: non-default activations", n.Name)
 	}
-	base, err := kokoroName(scope(n.Name))
+	base, err := kokoroName(onnx.Scope(n.Name))
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	get := func(i int) (*onnx.Tensor, error) {
-		t := ix.consts[n.Inputs[i]]
+		t := ix.Consts[n.Inputs[i]]
 		if t == nil {
 			return nil, fmt.Errorf("%s: input %d (%s) is not a constant", n.Name, i, n.Inputs[i])
 		}
@@ -272,12 +273,12 @@ func kokoroQLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string
 			suffix = "_l0_reverse"
 		}
 		// [I,4H] → [4H,I], then gate blocks of H rows from iofc to ifgo.
-		w := reorderGates(transpose2D(W.Raw[d*I*H4:(d+1)*I*H4], I, H4, 1), H, I, 1)
-		r := reorderGates(transpose2D(R.Raw[d*H*H4:(d+1)*H*H4], H, H4, 1), H, H, 1)
+		w := reorderGates(weights.Transpose2D(W.Raw[d*I*H4:(d+1)*I*H4], I, H4, 1), H, I, 1)
+		r := reorderGates(weights.Transpose2D(R.Raw[d*H*H4:(d+1)*H*H4], H, H4, 1), H, H, 1)
 		b := B.Raw[d*2*H4*4 : (d+1)*2*H4*4]
 		add := func(name, src string, dt safetensors.DType, shape []int, data []byte) error {
-			c.from(src, base+"."+name+suffix)
-			return c.add(base+"."+name+suffix, dt, shape, data)
+			c.From(src, base+"."+name+suffix)
+			return c.Add(base+"."+name+suffix, dt, shape, data)
 		}
 		if err := add("weight_ih", n.Inputs[1], safetensors.I8, []int{H4, I}, w); err != nil {
 			return err
@@ -301,12 +302,12 @@ func kokoroQLSTM(c *conversion, ix *graphIndex, n *onnx.Node, claimed map[string
 				return fmt.Errorf("%s: scale %s / zero point %s", n.Name, q.scale.DataType, q.zp.DataType)
 			}
 			name := base + "." + q.name + suffix
-			c.from(q.scale.Name, name+"_scale")
-			c.from(q.zp.Name, name+"_zero_point")
-			if err := c.add(name+"_scale", safetensors.F32, []int{}, q.scale.Raw[4*d:4*d+4]); err != nil {
+			c.From(q.scale.Name, name+"_scale")
+			c.From(q.zp.Name, name+"_zero_point")
+			if err := c.Add(name+"_scale", safetensors.F32, []int{}, q.scale.Raw[4*d:4*d+4]); err != nil {
 				return err
 			}
-			if err := c.add(name+"_zero_point", safetensors.I8, []int{}, q.zp.Raw[d:d+1]); err != nil {
+			if err := c.Add(name+"_zero_point", safetensors.I8, []int{}, q.zp.Raw[d:d+1]); err != nil {
 				return err
 			}
 		}

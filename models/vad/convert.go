@@ -1,15 +1,16 @@
-package weights
+package vad
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
+	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/onnx"
 	"github.com/tensorforge/forge/weights/safetensors"
 )
 
-// convertSilero names Silero VAD v6's weights. The ONNX (exported with
+// convert names Silero VAD v6's weights. The ONNX (exported with
 // spox) holds no initializers: the weights are Constant nodes inside the two
 // branches of the top-level If on the sample rate, named
 // "If_0_<branch>_branch__Inline_0__<pytorch name>". The branch taken for
@@ -22,25 +23,25 @@ import (
 // decoder.rnn.* are an LSTMCell's parameters in PyTorch's layout and gate
 // order (i, f, g, o along the 512 rows); the graph slices and reorders them
 // into ONNX's (i, o, f, c) for its LSTM node.
-func convertSilero(ctx context.Context, src func(string) string) (*conversion, error) {
-	c := newConversion()
-	m, err := c.openONNX(src("silero_vad.onnx"))
+func convert(ctx context.Context, src func(string) string) (*weights.Conversion, error) {
+	c := weights.NewConversion()
+	m, err := c.OpenONNX(src("silero_vad.onnx"))
 	if err != nil {
 		return nil, err
 	}
 	if err := sileroGraph(c, m.Graph); err != nil {
-		c.close()
+		c.Close()
 		return nil, err
 	}
-	c.note("16 kHz branch under plain names, 8 kHz branch under model_8k.*")
-	c.note("decoder.rnn.* is an LSTMCell in PyTorch gate order i,f,g,o (rows of 128)")
+	c.Note("16 kHz branch under plain names, 8 kHz branch under model_8k.*")
+	c.Note("decoder.rnn.* is an LSTMCell in PyTorch gate order i,f,g,o (rows of 128)")
 	return c, nil
 }
 
-func sileroGraph(c *conversion, g *onnx.Graph) error {
+func sileroGraph(c *weights.Conversion, g *onnx.Graph) error {
 	// Find which branch of the top-level If runs at 16 kHz: the If's
 	// condition is Equal(sr, 16000) in this export; check rather than trust.
-	ix := indexGraph(g)
+	ix := onnx.NewIndex(g)
 	var ifNode *onnx.Node
 	for _, n := range g.Nodes {
 		if n.OpType == "If" {
@@ -53,11 +54,11 @@ func sileroGraph(c *conversion, g *onnx.Graph) error {
 	if ifNode == nil {
 		return fmt.Errorf("no top-level If on the sample rate")
 	}
-	cond := ix.producer[ifNode.Inputs[0]]
+	cond := ix.Producer[ifNode.Inputs[0]]
 	if cond == nil || cond.OpType != "Equal" || len(cond.Inputs) != 2 || cond.Inputs[0] != "sr" {
 		return fmt.Errorf("the If condition is not Equal(sr, constant)")
 	}
-	k := ix.consts[cond.Inputs[1]]
+	k := ix.Consts[cond.Inputs[1]]
 	if k == nil {
 		return fmt.Errorf("the If condition compares sr with a non-constant")
 	}
@@ -82,19 +83,19 @@ func sileroGraph(c *conversion, g *onnx.Graph) error {
 		}
 		tag := ifNode.Name + "_" + br + "__Inline_0__"
 		found := 0
-		for _, name := range ix.order {
+		for _, name := range ix.Order {
 			rest, ok := strings.CutPrefix(name, tag)
 			if !ok || strings.HasPrefix(rest, "/") {
 				continue
 			}
-			t := ix.consts[name]
+			t := ix.Consts[name]
 			if t.DataType != onnx.Float {
 				continue
 			}
-			if err := c.add(prefix[br]+rest, safetensors.F32, t.Shape(), t.Raw); err != nil {
+			if err := c.Add(prefix[br]+rest, safetensors.F32, t.Shape(), t.Raw); err != nil {
 				return err
 			}
-			c.from(name, prefix[br]+rest)
+			c.From(name, prefix[br]+rest)
 			claimed[name] = true
 			found++
 		}
@@ -102,7 +103,7 @@ func sileroGraph(c *conversion, g *onnx.Graph) error {
 			return fmt.Errorf("no weights in %s (expected constants named %s<name>)", br, tag)
 		}
 	}
-	if left := ix.unused(claimed, 2); len(left) > 0 {
+	if left := ix.Unused(claimed, 2); len(left) > 0 {
 		return fmt.Errorf("float constants no rule names: %s", strings.Join(left, ", "))
 	}
 	return nil
