@@ -359,25 +359,183 @@ extern "C" __global__ void forge_attention_rows(AttnArgs a) {
 	}
 }
 
-// forge_attention_combine reduces forge_attention_rows' partial results:
-// one warp per (batch, row); grid (n, batch).
+// forge_attention_decode is forge_attention_rows for heads of 64 (d = dv
+// = 64), written for latency: a decoder step's attention moves little data
+// and is bound by how many dependent memory round trips each warp makes.
+// Grid (n, batch, splits), DEC_WARPS warps per block; block z takes the
+// z-th run of keys, each warp 32 keys at a time with one key per lane, and
+// every load a lane needs for a tile is independent of the others (fully
+// unrolled), so a tile costs about one round trip for the scores and one
+// for the values. Values in rows (vc = 1) are read one row per key, each
+// lane two columns; values stored transposed (Whisper's cross-attention
+// keeps [dh, s]) are read coalesced along the keys, each lane accumulating
+// its key's whole value row, and the warp transposes the sums through
+// shared memory once at the end. Partial results go to a.part as in
+// forge_attention_rows when splits > 1.
+#define DEC_WARPS 4
+#define DEC_D 64
+extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_decode(AttnArgs a) {
+	__shared__ float q[DEC_D];
+	__shared__ float red[DEC_WARPS][32][DEC_D + 1];
+	__shared__ float pm[DEC_WARPS], pl[DEC_WARPS];
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int row = blockIdx.x;
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	int per = (a.s + a.splits - 1) / a.splits;
+	per = (per + 31) / 32 * 32;
+	int kbeg = blockIdx.z * per, kend = min(a.s, kbeg + per);
+	for (int c = threadIdx.x; c < DEC_D; c += blockDim.x) q[c] = a.q[qo + row * a.qr + c * a.qc];
+	__syncthreads();
+	bool vt = a.vc != 1;
+	float acc[DEC_D];
+#pragma unroll
+	for (int c = 0; c < DEC_D; c++) acc[c] = 0;
+	float m = -FINF, l = 0;
+	for (int k0 = kbeg + warp * 32; k0 < kend; k0 += DEC_WARPS * 32) {
+		int key = k0 + lane;
+		bool live = key < kend;
+		// Every load of the tile is issued before the arithmetic that
+		// needs it, into registers, and none sits behind a branch: the
+		// compiler then keeps them all in flight (one memory round trip)
+		// instead of one or a few at a time.
+		const float* kp = a.k + ko + (i64)(live ? key : k0) * a.kr;
+		float kv[DEC_D];
+		if (a.kc == 1 && ((unsigned long long)kp & 15) == 0) {
+#pragma unroll
+			for (int c = 0; c < DEC_D; c += 4) {
+				float4 f = *(const float4*)(kp + c);
+				kv[c] = f.x, kv[c + 1] = f.y, kv[c + 2] = f.z, kv[c + 3] = f.w;
+			}
+		} else {
+#pragma unroll
+			for (int c = 0; c < DEC_D; c++) kv[c] = kp[(i64)c * a.kc];
+		}
+		float dot = a.mask ? a.mask[row * a.mr + (i64)(live ? key : k0) * a.mc] : 0.f;
+		float dots[4] = {0, 0, 0, 0};
+#pragma unroll
+		for (int c = 0; c < DEC_D; c++) dots[c & 3] = fmaf(q[c], kv[c], dots[c & 3]);
+		float sc = live ? dot + ((dots[0] + dots[1]) + (dots[2] + dots[3])) : -FINF;
+		float mn = fmaxf(m, warp_max(sc));
+		if (mn == -FINF) continue;
+		float p = live ? __expf(sc - mn) : 0.f;
+		float corr = __expf(m - mn);
+		l = l * corr + warp_sum(p);
+		m = mn;
+		if (vt) {
+			const float* vp = a.v + vo + (i64)(live ? key : k0) * a.vr;
+#pragma unroll
+			for (int c = 0; c < DEC_D; c++) kv[c] = vp[(i64)c * a.vc];
+#pragma unroll
+			for (int c = 0; c < DEC_D; c++) acc[c] = fmaf(p, kv[c], acc[c] * corr);
+		} else {
+			// Lanes past the last key hold p = 0 and read the last key's
+			// row, so the loop has no branch.
+			int last = min(32, kend - k0) - 1;
+			float v0[32], v1[32];
+#pragma unroll
+			for (int j = 0; j < 32; j++) {
+				const float* vr = a.v + vo + (i64)(k0 + min(j, last)) * a.vr;
+				v0[j] = vr[lane];
+				v1[j] = vr[lane + 32];
+			}
+			acc[0] *= corr;
+			acc[1] *= corr;
+#pragma unroll
+			for (int j = 0; j < 32; j++) {
+				float pj = __shfl_sync(0xffffffffu, p, j);
+				acc[0] = fmaf(pj, v0[j], acc[0]);
+				acc[1] = fmaf(pj, v1[j], acc[1]);
+			}
+		}
+	}
+	float o0 = acc[0], o1 = acc[1];
+	if (vt) {
+#pragma unroll
+		for (int c = 0; c < DEC_D; c++) red[warp][lane][c] = acc[c];
+		__syncwarp();
+		o0 = o1 = 0;
+		for (int j = 0; j < 32; j++) {
+			o0 += red[warp][j][lane];
+			o1 += red[warp][j][lane + 32];
+		}
+		__syncwarp();
+	}
+	red[warp][0][lane] = o0;
+	red[warp][0][lane + 32] = o1;
+	if (lane == 0) {
+		pm[warp] = m;
+		pl[warp] = l;
+	}
+	__syncthreads();
+	if (warp != 0) return;
+	float mx = -FINF;
+	for (int w = 0; w < DEC_WARPS; w++) mx = fmaxf(mx, pm[w]);
+	float tot = 0, v0 = 0, v1 = 0;
+	for (int w = 0; w < DEC_WARPS; w++) {
+		if (pm[w] == -FINF) continue;
+		float f = __expf(pm[w] - mx);
+		tot += pl[w] * f;
+		v0 += red[w][0][lane] * f;
+		v1 += red[w][0][lane + 32] * f;
+	}
+	if (a.splits > 1) {
+		float* part = a.part + (((i64)blockIdx.y * a.n + row) * a.splits + blockIdx.z) * (a.dv + 2);
+		part[lane] = v0;
+		part[lane + 32] = v1;
+		if (lane == 0) {
+			part[a.dv] = mx;
+			part[a.dv + 1] = tot;
+		}
+		return;
+	}
+	a.o[oo + (i64)row * a.dv + lane] = v0 / tot;
+	a.o[oo + (i64)row * a.dv + lane + 32] = v1 / tot;
+}
+
+// forge_attention_combine reduces forge_attention_rows' (and _decode's)
+// partial results: one warp per (batch, row); grid (n, batch); at most
+// ATT_MAX_SPLITS splits. Each lane takes the maximum and sum of a split or
+// two, the warp agrees on the row's maximum and total, the splits' weights
+// go through shared memory, and every partial value is then read with no
+// load waiting on another.
+#define ATT_MAX_SPLITS 64
 extern "C" __global__ void forge_attention_combine(AttnArgs a) {
+	__shared__ float wz[ATT_MAX_SPLITS];
 	int lane = threadIdx.x, row = blockIdx.x;
 	i64 qo, ko, vo, oo;
 	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	const float* part = a.part + ((i64)blockIdx.y * a.n + row) * a.splits * (a.dv + 2);
+	float mz[2], lz[2];
 	float mx = -FINF;
-	for (int z = 0; z < a.splits; z++) mx = fmaxf(mx, part[z * (a.dv + 2) + a.dv]);
-	float tot = 0;
-	for (int z = 0; z < a.splits; z++) {
-		float mz = part[z * (a.dv + 2) + a.dv];
-		if (mz != -FINF) tot += part[z * (a.dv + 2) + a.dv + 1] * __expf(mz - mx);
+	for (int t = 0; t < 2; t++) {
+		int z = lane + 32 * t;
+		mz[t] = z < a.splits ? part[z * (a.dv + 2) + a.dv] : -FINF;
+		lz[t] = z < a.splits ? part[z * (a.dv + 2) + a.dv + 1] : 0.f;
+		mx = fmaxf(mx, mz[t]);
 	}
+	mx = warp_max(mx);
+	float tot = 0;
+	for (int t = 0; t < 2; t++) {
+		int z = lane + 32 * t;
+		float f = mz[t] == -FINF ? 0.f : __expf(mz[t] - mx);
+		tot += lz[t] * f;
+		if (z < a.splits) wz[z] = f;
+	}
+	tot = warp_sum(tot);
+	__syncwarp();
 	for (int c = lane; c < a.dv; c += 32) {
 		float v = 0;
-		for (int z = 0; z < a.splits; z++) {
-			float mz = part[z * (a.dv + 2) + a.dv];
-			if (mz != -FINF) v += part[z * (a.dv + 2) + c] * __expf(mz - mx);
+		// Sixteen splits at a time with a fixed trip count, so that their
+		// loads are all in flight: a loop over a.splits ran its remainder
+		// one load after another.
+		for (int z0 = 0; z0 < a.splits; z0 += 16) {
+			float pv[16];
+#pragma unroll
+			for (int t = 0; t < 16; t++) pv[t] = z0 + t < a.splits ? part[(z0 + t) * (a.dv + 2) + c] : 0.f;
+#pragma unroll
+			for (int t = 0; t < 16; t++)
+				if (z0 + t < a.splits) v = fmaf(pv[t], wz[z0 + t], v);
 		}
 		a.o[oo + (i64)row * a.dv + c] = v / tot;
 	}
@@ -386,28 +544,72 @@ extern "C" __global__ void forge_attention_combine(AttnArgs a) {
 // ---------------------------------------------------------------------------
 // Weight-only int8 products
 
+// byte_diff is byte i (0–3) of the word v as a number (signed or not)
+// minus zero, exactly: the byte goes into the mantissa of 2^23 and one
+// subtraction removes 2^23 and the zero point together, cheaper than an
+// integer-to-float conversion (a quarter-rate instruction).
+__device__ __forceinline__ float byte_diff(unsigned v, int i, int isSigned, float bias) {
+	unsigned b = ((v >> (8 * i)) & 0xffu) ^ (isSigned ? 0x80u : 0u);
+	return __uint_as_float(0x4b000000u | b) - bias;
+}
+
 // forge_linear_q: y [M, N] = x [M, K] · ((w [N, K] − zero)·scale)ᵀ, w bytes
 // (signed when isSigned), scale and zero one value each. One warp per
-// output column; the weight row streams once for up to 8 rows of x.
+// output column at a time, the warps of the grid striding over the
+// columns (a grid as large as the columns spent longer scheduling blocks
+// than reading weights: 6,484 blocks for Whisper's vocabulary); each
+// weight row streams once for up to 8 rows of x. A decoder step is a
+// product with one row of x, bound by streaming the weights: where rows
+// are whole 16-byte words, each lane loads 16 weight bytes at once (one
+// byte per lane left most of each memory transaction unused).
 extern "C" __global__ void forge_linear_q(const float* x, const void* w, const float* scale, const void* zero, float* y, int M, int N, int K, int isSigned) {
-	int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
-	if (warp >= N) return;
+	int lane = threadIdx.x & 31;
+	int warps = (gridDim.x * blockDim.x) >> 5;
 	float sc = scale[0];
 	float z = isSigned ? (float)((const i8*)zero)[0] : (float)((const u8*)zero)[0];
-	const u8* wu = (const u8*)w + (i64)warp * K;
-	const i8* ws = (const i8*)w + (i64)warp * K;
-	for (int m0 = 0; m0 < M; m0 += 8) {
-		int mc = min(8, M - m0);
-		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-		for (int k = lane; k < K; k += 32) {
-			float wv = ((isSigned ? (float)ws[k] : (float)wu[k]) - z) * sc;
-			for (int r = 0; r < 8; r++)
-				if (r < mc) acc[r] = fmaf(x[(i64)(m0 + r) * K + k], wv, acc[r]);
-		}
-		for (int r = 0; r < 8; r++) {
-			if (r >= mc) break;
-			float v = warp_sum(acc[r]);
-			if (lane == 0) y[(i64)(m0 + r) * N + warp] = v;
+	float bias = 8388608.f + z + (isSigned ? 128.f : 0.f);
+	bool vec = (K & 15) == 0 && (((unsigned long long)x | (unsigned long long)w) & 15) == 0;
+	for (int n = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; n < N; n += warps) {
+		const u8* wu = (const u8*)w + (i64)n * K;
+		const i8* ws = (const i8*)w + (i64)n * K;
+		for (int m0 = 0; m0 < M; m0 += 8) {
+			int mc = min(8, M - m0);
+			float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+			if (vec) {
+				for (int k = 16 * lane; k < K; k += 512) {
+					uint4 wv = *(const uint4*)(wu + k);
+					unsigned words[4] = {wv.x, wv.y, wv.z, wv.w};
+					float wf[16];
+#pragma unroll
+					for (int e = 0; e < 16; e++) wf[e] = byte_diff(words[e >> 2], e & 3, isSigned, bias);
+#pragma unroll
+					for (int i = 0; i < 8; i++) {
+						if (i >= mc) continue;
+						const float4* xr = (const float4*)(x + (i64)(m0 + i) * K + k);
+#pragma unroll
+						for (int j = 0; j < 4; j++) {
+							float4 f = xr[j];
+							acc[i] = fmaf(f.x, wf[4 * j], acc[i]);
+							acc[i] = fmaf(f.y, wf[4 * j + 1], acc[i]);
+							acc[i] = fmaf(f.z, wf[4 * j + 2], acc[i]);
+							acc[i] = fmaf(f.w, wf[4 * j + 3], acc[i]);
+						}
+					}
+				}
+			} else {
+				for (int k = lane; k < K; k += 32) {
+					float wv = (isSigned ? (float)ws[k] : (float)wu[k]) - z;
+#pragma unroll
+					for (int i = 0; i < 8; i++)
+						if (i < mc) acc[i] = fmaf(x[(i64)(m0 + i) * K + k], wv, acc[i]);
+				}
+			}
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				if (i >= mc) continue;
+				float v = warp_sum(acc[i]);
+				if (lane == 0) y[(i64)(m0 + i) * N + n] = v * sc;
+			}
 		}
 	}
 }

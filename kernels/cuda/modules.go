@@ -42,7 +42,7 @@ func newModules(b *Backend, dir string) *modules {
 
 // fixedKernels lists the entry points of kernels.cu.
 var fixedKernels = []string{
-	"forge_softmax", "forge_layer_norm", "forge_group_norm", "forge_attention", "forge_attention_rows", "forge_attention_combine",
+	"forge_softmax", "forge_layer_norm", "forge_group_norm", "forge_attention", "forge_attention_rows", "forge_attention_decode", "forge_attention_combine",
 	"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
 	"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
 	"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",

@@ -100,7 +100,7 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		if M*N == 0 {
 			return nil
 		}
-		return q.run("forge_linear_q", blocks(int64(N)*32, 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(ptr(bufs, w)).Ptr(ptr(bufs, s.In[2])).Ptr(ptr(bufs, s.In[3])).Ptr(ptr(bufs, s.Out[0])).I32(int32(M)).I32(int32(N)).I32(int32(K)).I32(b2i(w.DType == kernels.I8)))
+		return q.run("forge_linear_q", min(blocks(int64(N)*32, 256), uint32(q.b.info.SMs*8)), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(ptr(bufs, w)).Ptr(ptr(bufs, s.In[2])).Ptr(ptr(bufs, s.In[3])).Ptr(ptr(bufs, s.Out[0])).I32(int32(M)).I32(int32(N)).I32(int32(K)).I32(b2i(w.DType == kernels.I8)))
 	case kernels.OpGather:
 		d, ix := s.In[0], s.In[1]
 		outer, dim, inner := splitAxis(d.Shape, s.Attr.(kernels.AxisAttr).Axis)
@@ -225,7 +225,25 @@ const (
 // forge_attention_rows: enough to give the GPU a few hundred blocks, each
 // with at least a tile per warp.
 func attSplits(rows, keys int) int {
-	return max(1, min((keys+attWarps*attTile-1)/(attWarps*attTile), (264+rows-1)/rows))
+	return max(1, min((keys+attWarps*attTile-1)/(attWarps*attTile), (264+rows-1)/rows, attMaxSplits))
+}
+
+// attMaxSplits is the most splits forge_attention_combine reduces
+// (ATT_MAX_SPLITS in kernels.cu).
+const attMaxSplits = 64
+
+// forge_attention_decode's head width and warps per block (DEC_D and
+// DEC_WARPS in kernels.cu).
+const (
+	decD     = 64
+	decWarps = 4
+)
+
+// decSplits is how many blocks share the keys of one row in
+// forge_attention_decode: one tile of 32 keys per warp, and no more blocks
+// than a couple per SM (each split costs the combine a partial result).
+func decSplits(rows, keys int) int {
+	return max(1, min((keys+decWarps*32-1)/(decWarps*32), (264+rows-1)/rows, attMaxSplits))
 }
 
 // attnArgs mirrors kernels.cu's AttnArgs.
@@ -269,6 +287,21 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	a.nb = 4
 	if batch == 0 || a.n == 0 {
 		return nil
+	}
+	if a.n <= attRowsMax && a.d == decD && a.dv == decD {
+		// A decoder step with heads of 64: the latency-bound kernel.
+		a.splits = int32(decSplits(int(a.n)*batch, int(a.s)))
+		if a.splits > 1 {
+			a.part = uint64(q.scratch.ptr)
+		}
+		args := q.args.Reset().Bytes(structBytes(&a))
+		if err := q.b.drv.Launch(q.b.mods.fixed("forge_attention_decode"), driver.Dim3{X: uint32(a.n), Y: uint32(batch), Z: uint32(a.splits)}, driver.Dim3{X: 32 * decWarps}, 0, q.stream, args); err != nil {
+			return err
+		}
+		if a.splits == 1 {
+			return nil
+		}
+		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, q.stream, args)
 	}
 	if a.n <= attRowsMax {
 		// A few rows (a decoder step): the keys of a row are split between
@@ -526,7 +559,8 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 		r := len(q.Shape)
 		if n := q.Shape[r-2]; n <= attRowsMax {
 			rows := q.Len() / max(q.Shape[r-1], 1)
-			return rows * attSplits(rows, k.Shape[r-2]) * (v.Shape[r-1] + 2) * 4
+			splits := max(attSplits(rows, k.Shape[r-2]), decSplits(rows, k.Shape[r-2]))
+			return rows * splits * (v.Shape[r-1] + 2) * 4
 		}
 	}
 	return 0

@@ -61,8 +61,13 @@ func (pr *profiler) run(b *Backend, q *queue, steps []kernels.Step, launch func(
 		if len(s.Out) > 0 {
 			key += fmt.Sprint(s.Out[0].Shape)
 		}
-		if s.Op == kernels.OpFused || s.Op == kernels.OpReduce {
+		switch s.Op {
+		case kernels.OpFused, kernels.OpReduce:
 			key += " " + s.Name
+		case kernels.OpAttention:
+			// A decoder's self- and cross-attention share the output
+			// shape; the keys tell them apart.
+			key += fmt.Sprintf(" keys %v", s.In[1].Shape)
 		}
 		e := pr.byKey[key]
 		if e == nil {

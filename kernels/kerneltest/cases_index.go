@@ -218,8 +218,13 @@ func linearQCases(rng *rand.Rand) []*kcase {
 	var cs []*kcase
 	for i := range 10 {
 		m, k, n := 1+rng.IntN(6), 1+rng.IntN(70), 1+rng.IntN(9)
-		if i == 1 {
+		switch i {
+		case 1:
 			k, n = 384, 40 // long rows, several vector blocks
+		case 2:
+			m, k, n = 1, 1536, 70 // a decoder step's wide product
+		case 3:
+			m, k, n = 11, 384, 33 // more rows than one pass takes
 		}
 		wdt, w := byteWeight(rng, n, k)
 		zero := randValues(rng, wdt, -128, 255, scalarShape(rng)...)

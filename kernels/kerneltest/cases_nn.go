@@ -212,8 +212,13 @@ func attentionCases(rng *rand.Rand) []*kcase {
 	for i := range 10 {
 		batch := randShape(rng, 0, 2, 3)
 		n, s, d, dv := 1+rng.IntN(10), 1+rng.IntN(30), 1+rng.IntN(16), 1+rng.IntN(12)
-		if i == 1 {
+		switch i {
+		case 1:
 			s = 200 + rng.IntN(100)
+		case 3, 4, 5:
+			// Whisper's decoder step: one query row against a long run
+			// of keys of its head width (the keys split between blocks).
+			n, s, d, dv = 1, 600+rng.IntN(1000), 64, 64
 		}
 		q := batched(rng, batch, n, d, broadcastAxes(rng, batch, 0), -1, 1)
 		bc := broadcastAxes(rng, batch, 0) // keys and values shared across a batch axis
