@@ -110,7 +110,11 @@ func (r *tokenReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Audio is one block of speech, mono samples in [-1, 1].
+// Audio is one block of speech, mono samples nominally in [-1, 1]: as
+// Kokoro's reference export, the samples are not limited, and a few voices
+// peak slightly past full scale (bf_isabella and hm_psi by under 1 dB on
+// the languages test's sentences); audio's writers clip when they
+// quantize.
 type Audio struct {
 	Samples []float32 // the receiver may keep them
 	Rate    int       // Hz
