@@ -12,6 +12,9 @@ func amxConvRows(cfg *byte, a *uint16, b *uint32, off *int, steps, bstride int, 
 //go:noescape
 func bf16Pairs(dst *uint32, x0, x1 *float32, n int)
 
+//go:noescape
+func bf16Adjacent(dst *uint32, x *float32, n int)
+
 // amxReady reports whether this process may run AMX-BF16: the CPU has it
 // and the OS granted the tile state (Linux's ARCH_REQ_XCOMP_PERM).
 var amxReady = sync.OnceValue(func() bool {
@@ -43,4 +46,17 @@ func pairBF16(dst []uint32, x0, x1 []float32) {
 	for i := n; i < len(dst); i++ {
 		dst[i] = uint32(toBF16(x0[i])) | uint32(toBF16(x1[i]))<<16
 	}
+}
+
+// pairsOf sets dst[p] = bf16(x[2p]) | bf16(x[2p+1])<<16 for the pairs of
+// x, the odd last value paired with zero, and returns how many it set.
+func pairsOf(dst []uint32, x []float32) int {
+	n := 0
+	if cpu.X86.HasAVX512F {
+		n = len(x) &^ 15
+		if n > 0 {
+			bf16Adjacent(&dst[0], &x[0], n)
+		}
+	}
+	return pairsOfGo(dst, x, n)
 }

@@ -112,3 +112,35 @@ pairloop:
 pairdone:
 	VZEROUPPER
 	RET
+
+// func bf16Adjacent(dst *uint32, x *float32, n int)
+// dst[i] = bf16(x[2i]) | bf16(x[2i+1])<<16 for i < n/2, rounding as
+// bf16Pairs does; n is a multiple of 16. Rounded values keep their high
+// halves, which VPMOVDW packs in order: the pairs of neighbours.
+TEXT ·bf16Adjacent(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVL $0x7FFF, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
+
+adjloop:
+	TESTQ CX, CX
+	JZ    adjdone
+	VMOVDQU32 (SI), Z0
+	VPSRLD    $16, Z0, Z2
+	VPANDD    Z29, Z2, Z2
+	VPADDD    Z30, Z2, Z2
+	VPADDD    Z2, Z0, Z0
+	VPSRLD    $16, Z0, Z0
+	VPMOVDW   Z0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	JMP       adjloop
+
+adjdone:
+	VZEROUPPER
+	RET

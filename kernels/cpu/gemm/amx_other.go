@@ -13,3 +13,7 @@ func pairBF16(dst []uint32, x0, x1 []float32) {
 		dst[i] = uint32(toBF16(x0[i])) | uint32(toBF16(x1[i]))<<16
 	}
 }
+
+// pairsOf sets dst[p] = bf16(x[2p]) | bf16(x[2p+1])<<16 for the pairs of
+// x, the odd last value paired with zero, and returns how many it set.
+func pairsOf(dst []uint32, x []float32) int { return pairsOfGo(dst, x, 0) }

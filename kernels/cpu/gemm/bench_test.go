@@ -308,3 +308,58 @@ func BenchmarkOffsetKernel(b *testing.B) {
 		})
 	}
 }
+
+// gemmBF16BenchShapes are Whisper encoder products at 11 s (550 frames) as
+// the graph calls them, m×n×k with B a PyTorch-layout weight (transposed):
+// tiny's fused q/k/v, fc1 and fc2, and base's fc2.
+var gemmBF16BenchShapes = []struct{ m, n, k int }{
+	{550, 1152, 384},
+	{550, 1536, 384},
+	{550, 384, 1536},
+	{550, 512, 2048},
+}
+
+// BenchmarkGemmBF16 reports GFLOP/s of the bfloat16 GEMM (the machine's
+// unit, FORGE_BENCH_THREADS=1 for one thread) next to the float32 GEMM
+// with the same weight packed (SGEMMPackedB, what a float32 linear layer
+// runs), bias added in both.
+func BenchmarkGemmBF16(b *testing.B) {
+	e := Default()
+	if os.Getenv("FORGE_BENCH_THREADS") == "1" {
+		e, _ = NewGo(1, "")
+	}
+	for _, s := range gemmBF16BenchShapes {
+		r := rand.New(rand.NewPCG(1, 1))
+		x, w, bias := randSlice(r, s.m*s.k), randSlice(r, s.n*s.k), randSlice(r, s.n)
+		c := make([]float32, s.m*s.n)
+		flops := 2 * float64(s.m*s.n*s.k)
+		if bw := e.PackBF16(true, s.k, s.n, w, s.k); bw != nil {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", bw.Path(), s.m, s.n, s.k), func(b *testing.B) {
+				b.ReportAllocs()
+				cpu0 := procstat.CPUTime().Seconds()
+				for b.Loop() {
+					e.GemmBF16(false, s.m, x, s.k, bw, bias, c, s.n)
+				}
+				reportRate(b, flops, cpu0, "GFLOP/s")
+			})
+		}
+		if e.UsesBLAS() {
+			continue
+		}
+		pb := e.PackB(true, s.k, s.n, w, s.k)
+		b.Run(fmt.Sprintf("f32/%dx%dx%d", s.m, s.n, s.k), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := procstat.CPUTime().Seconds()
+			for b.Loop() {
+				e.SGEMMPackedB(false, s.m, x, s.k, pb, c, s.n)
+				for i := 0; i < s.m; i++ {
+					row := c[i*s.n : (i+1)*s.n]
+					for j := range row {
+						row[j] += bias[j]
+					}
+				}
+			}
+			reportRate(b, flops, cpu0, "GFLOP/s")
+		})
+	}
+}

@@ -24,6 +24,7 @@ type Engine struct {
 	ijobs    sync.Pool     // *igemmJob, integer GEMM scratch
 	qjobs    sync.Pool     // *qgemvJob, LinearQ8 scratch
 	convJobs sync.Pool     // *convJob, Conv1d windows
+	bjobs    sync.Pool     // *bf16Job, GemmBF16's packed A
 	ikern    *igemmKernel  // integer microkernel
 	_        [0]sync.Mutex // vet: no copies
 }
@@ -125,6 +126,7 @@ func (e *Engine) initPools() {
 	e.ijobs.New = func() any { return newIGEMMJob(e) }
 	e.qjobs.New = func() any { return newQGEMVJob(e.threads) }
 	e.convJobs.New = func() any { return newConvJob(e) }
+	e.bjobs.New = func() any { return newBF16Job(e) }
 }
 
 // Path says which path this engine's SGEMM runs and on how many threads, for
