@@ -258,10 +258,32 @@ func (t Tensor) InstanceNorm(weight, bias Tensor, eps float64) Tensor {
 	return t.GroupNorm(t.Dim(1), weight, bias, eps)
 }
 
+// MatMulOpts are the options of MatMulWith and LinearWith.
+type MatMulOpts struct {
+	// BF16 lets the product round its operands to bfloat16 (products
+	// summed in float32) where the backend has a faster path for that,
+	// such as the CPU's AMX tiles or AVX512_BF16 with a constant weight;
+	// elsewhere it changes nothing. It is for products whose users
+	// measured that the rounding is harmless.
+	BF16 bool
+}
+
+// attr is the kernel attribute of a product with these options: nil for
+// the zero options, so that plain products hash as they always did.
+func (o MatMulOpts) attr() any {
+	if o == (MatMulOpts{}) {
+		return nil
+	}
+	return kernels.MatMulAttr{BF16: o.BF16}
+}
+
 // MatMul is torch.matmul for operands of rank ≥ 1: 1-D operands are
 // promoted and the added axis removed, leading (batch) axes broadcast.
 // Transposed operands (t.T()) are read in place, not copied.
-func (t Tensor) MatMul(o Tensor) Tensor {
+func (t Tensor) MatMul(o Tensor) Tensor { return t.MatMulWith(o, MatMulOpts{}) }
+
+// MatMulWith is MatMul with options.
+func (t Tensor) MatMulWith(o Tensor, opts MatMulOpts) Tensor {
 	g := t.g
 	if g == nil {
 		return Tensor{}
@@ -295,7 +317,7 @@ func (t Tensor) MatMul(o Tensor) Tensor {
 		return g.failf("matmul", "batch axes of %s: %v", shapesOf(t, o), err)
 	}
 	out := append(batch.Clone(), m, nn)
-	r := g.kernelNode(kernels.OpMatMul, nil, []Tensor{a, b}, out, F32)
+	r := g.kernelNode(kernels.OpMatMul, opts.attr(), []Tensor{a, b}, out, F32)
 	if squeezeB {
 		r = r.Squeeze(-1)
 	}
@@ -307,7 +329,10 @@ func (t Tensor) MatMul(o Tensor) Tensor {
 
 // Linear returns t·wᵀ + b for w [out, in] (PyTorch layout) and optional b
 // [out] (pass the zero Tensor for none).
-func (t Tensor) Linear(w, b Tensor) Tensor {
+func (t Tensor) Linear(w, b Tensor) Tensor { return t.LinearWith(w, b, MatMulOpts{}) }
+
+// LinearWith is Linear with the product's options.
+func (t Tensor) LinearWith(w, b Tensor, opts MatMulOpts) Tensor {
 	g := t.g
 	if g == nil {
 		return Tensor{}
@@ -323,7 +348,7 @@ func (t Tensor) Linear(w, b Tensor) Tensor {
 	if len(s) > 2 {
 		x = t.Reshape(-1, s[len(s)-1])
 	}
-	y := x.MatMul(w.T())
+	y := x.MatMulWith(w.T(), opts)
 	if b.g != nil {
 		if !b.Shape().Equal(Shape{w.Dim(0)}) {
 			return g.failf("linear", "bias %v does not fit weight %v", b.Shape(), w.Shape())

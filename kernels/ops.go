@@ -127,9 +127,14 @@ type NormAttr struct {
 }
 
 // MatMulAttr configures OpMatMul and OpMatMulInteger. TransA/TransB mean the
-// operand's two trailing axes are read transposed.
+// operand's two trailing axes are read transposed. A step without the
+// attribute (Attr nil) is a plain float32 product.
 type MatMulAttr struct {
 	TransA, TransB bool
+	// BF16: the product may round its operands to bfloat16, summing in
+	// float32 (see graph.MatMulOpts); a backend without a faster path for
+	// that computes in float32 and may ignore it.
+	BF16 bool
 }
 
 // ConvAttr configures the 1-D convolutions.

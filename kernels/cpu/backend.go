@@ -28,7 +28,7 @@ type Backend struct {
 	threads    int
 	packed     sync.Map // packedKey → *gemm.QuantB: integer GEMM weights packed once
 	convW      sync.Map // convKey → *gemm.ConvWeight: constant convolution weights packed once
-	gemmB      sync.Map // sgemmKey → *gemm.PackedB: constant GEMM weights packed once (Go path)
+	gemmB      sync.Map // sgemmKey → *gemm.PackedB or, bf16, *gemm.BF16Weight: constant GEMM weights packed once
 	dispatches atomic.Int64
 	live       atomic.Int64
 	peak       atomic.Int64

@@ -151,6 +151,57 @@ func TestMatMulConstantWeight(t *testing.T) {
 	}
 }
 
+// TestMatMulBF16Option runs x·Wᵀ with MatMulOpts.BF16, batched and plain,
+// twice each (the bfloat16 weight packed once, then reused): with a
+// constant W on a CPU with a bfloat16 unit it must equal float64 on the
+// operands rounded to bfloat16 (within float32 summation); with a run-time
+// W, or on a CPU without one, the float32 product.
+func TestMatMulBF16Option(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	eng := graph.NewEngine(cpu.New())
+	unit := gemm.BF16ConvPath() != ""
+	round := func(v float32) float64 {
+		b := math.Float32bits(v)
+		return float64(math.Float32frombits((b + 0x7FFF + (b>>16)&1) &^ 0xFFFF))
+	}
+	for _, c := range []struct{ batch, m, n, k int }{{1, 55, 384, 384}, {3, 7, 33, 901}, {1, 1, 70, 50}, {2, 30, 5, 3}} {
+		w := randF32(r, c.n*c.k)
+		for run := 0; run < 2; run++ {
+			x := randF32(r, c.batch*c.m*c.k)
+			for _, constW := range []bool{true, false} {
+				g := graph.New()
+				xt := g.InputF32("x", graph.Shape{c.batch, c.m, c.k}, x)
+				wt := g.InputF32("w", graph.Shape{c.n, c.k}, w)
+				if constW {
+					wt = g.Param("w", graph.F32, graph.Shape{c.n, c.k}, bytesOf(w))
+				}
+				vals, err := eng.Eval(context.Background(), xt.MatMulWith(wt.T(), graph.MatMulOpts{BF16: true}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := vals[0].F32()
+				bf := unit && constW
+				for i := 0; i < c.batch*c.m; i++ {
+					for j := 0; j < c.n; j++ {
+						var s, sa float64
+						for p := 0; p < c.k; p++ {
+							v := float64(x[i*c.k+p]) * float64(w[j*c.k+p])
+							if bf {
+								v = round(x[i*c.k+p]) * round(w[j*c.k+p])
+							}
+							s += v
+							sa += math.Abs(v)
+						}
+						if d := math.Abs(float64(got[i*c.n+j]) - s); d > float64(c.k+2)*0x1p-23*sa {
+							t.Fatalf("%+v const=%v bfloat16=%v run %d: y[%d,%d] = %v, want %v", c, constW, bf, run, i, j, got[i*c.n+j], s)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestConv1dBF16Option runs a convolution with ConvOpts.BF16 and a
 // constant weight: on a machine with AMX-BF16 it must equal float64 on
 // the operands rounded to bfloat16 (within float32 summation), elsewhere

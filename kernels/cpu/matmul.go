@@ -11,7 +11,9 @@ import (
 
 // matmul implements OpMatMul: one GEMM per batch element (the GEMM itself
 // is multi-threaded). On the Go GEMM path a constant B (a weight) is packed
-// once per backend and reused.
+// once per backend and reused; with MatMulAttr.BF16, on a CPU with a
+// bfloat16 unit, it is packed in bfloat16 and the product runs there
+// (gemm.GemmBF16), the bias fused.
 func (b *Backend) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 	av, bv, out := s.In[0], s.In[1], s.Out[0]
 	r := len(out.Shape)
@@ -40,19 +42,25 @@ func (b *Backend) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	a, bb := f32s(bufs, av), f32s(bufs, bv)
 	e := gemm.Default()
+	if attr, _ := s.Attr.(kernels.MatMulAttr); attr.BF16 && sharedB(bv) {
+		if w := b.packedBF16B(bufs, bv, k, n, tb, ldb); w != nil {
+			var bias []float32
+			if len(s.In) >= 3 {
+				bias = f32s(bufs, s.In[2])[s.In[2].Offset:][:n]
+			}
+			for i := 0; i < batch; i++ {
+				co := out.Offset + i*m*n
+				e.GemmBF16(ta, m, a[batchOffset(av, out.Shape, i):], lda, w, bias, c[co:co+m*n], n)
+			}
+			return nil
+		}
+	}
 	var pb *gemm.PackedB
 	if !e.UsesBLAS() && m > 1 && n > 1 && sharedB(bv) {
 		pb = b.packedSGEMMB(bufs, bv, k, n, tb, ldb)
 	}
 	for i := 0; i < batch; i++ {
-		ao, bo := av.Offset, bv.Offset
-		rem := i
-		for d := r - 3; d >= 0; d-- {
-			idx := rem % out.Shape[d]
-			rem /= out.Shape[d]
-			ao += idx * av.Strides[d]
-			bo += idx * bv.Strides[d]
-		}
+		ao, bo := batchOffset(av, out.Shape, i), batchOffset(bv, out.Shape, i)
 		co := out.Offset + i*m*n
 		if pb != nil {
 			e.SGEMMPackedB(ta, m, a[ao:], lda, pb, c[co:co+m*n], n)
@@ -87,12 +95,25 @@ func sharedB(bv kernels.View) bool {
 	return true
 }
 
-// sgemmKey identifies a constant GEMM B operand by where it lives.
+// batchOffset returns where batch element i of the view v of a product
+// with output shape out starts (the trailing two axes excluded).
+func batchOffset(v kernels.View, out []int, i int) int {
+	o := v.Offset
+	for d := len(out) - 3; d >= 0; d-- {
+		o += i % out[d] * v.Strides[d]
+		i /= out[d]
+	}
+	return o
+}
+
+// sgemmKey identifies a constant GEMM B operand by where it lives, and
+// whether it is packed in bfloat16.
 type sgemmKey struct {
 	data      uintptr
 	off, k, n int
 	ldb       int
 	trans     bool
+	bf16      bool
 }
 
 // packedSGEMMB returns a B operand that lives in read-only (wrapped)
@@ -110,4 +131,24 @@ func (b *Backend) packedSGEMMB(bufs []kernels.Buffer, bv kernels.View, k, n int,
 	pb := gemm.Default().PackB(trans, k, n, f32s(bufs, bv)[bv.Offset:], ldb)
 	actual, _ := b.gemmB.LoadOrStore(key, pb)
 	return actual.(*gemm.PackedB)
+}
+
+// packedBF16B is packedSGEMMB for the bfloat16 GEMM: nil when B may change
+// between launches or the CPU has no bfloat16 unit (the product then runs
+// in float32).
+func (b *Backend) packedBF16B(bufs []kernels.Buffer, bv kernels.View, k, n int, trans bool, ldb int) *gemm.BF16Weight {
+	if gemm.BF16ConvPath() == "" {
+		return nil
+	}
+	bb, ok := bufs[bv.Slot].(*buffer)
+	if !ok || !bb.wrapped {
+		return nil
+	}
+	key := sgemmKey{data: uintptr(unsafe.Pointer(unsafe.SliceData(bb.b))), off: bv.Offset, k: k, n: n, ldb: ldb, trans: trans, bf16: true}
+	if w, ok := b.gemmB.Load(key); ok {
+		return w.(*gemm.BF16Weight)
+	}
+	w := gemm.Default().PackBF16(trans, k, n, f32s(bufs, bv)[bv.Offset:], ldb)
+	actual, _ := b.gemmB.LoadOrStore(key, w)
+	return actual.(*gemm.BF16Weight)
 }
