@@ -32,7 +32,10 @@
 // run on cuBLASLt (f32; with Options.Precision f16 or bf16 the operands are
 // rounded to half precision, weights once, and accumulated in f32). The
 // other ops are hand-written CUDA C in kernels.cu: attention with the
-// scores kept on chip (online softmax over key tiles in shared memory),
+// scores kept on chip (online softmax over key tiles in shared memory;
+// tensor cores for half-precision products; for a decoder step's few
+// query rows, keys split between blocks and, for heads of 64, a kernel
+// written for latency that issues every load of a key tile at once),
 // softmax, layer and group norm, direct convolutions and transposed
 // convolutions, an LSTM that keeps its state in shared memory, gather,
 // slice-update, repeat-interleave, pad, cumsum, the weight-only int8
