@@ -13,6 +13,10 @@ import "github.com/tensorforge/forge/graph"
 //     three projections and the cross-attention keys and values of every
 //     layer run as one product each; with a few rows (rowwise: the decoder
 //     steps) the products read the 8-bit weights as bytes (LinearQ).
+//   - bf16 (bf16.go): f32 with the products of many rows (the encoder's
+//     linear layers and convolutions, the cross-attention keys and
+//     values) rounded to bfloat16 where the backend has bfloat16 units;
+//     decoder steps as f32.
 //   - int8 (int8.go): the export's own arithmetic, node for node, the mode
 //     that reproduces the onnxruntime goldens; per-hypothesis activation
 //     quantization in a batch of beams (groups).
@@ -36,14 +40,18 @@ type arith interface {
 // encoderArith is the arithmetic of graphs with many rows per product: the
 // encoder and the cross-attention projections of its output.
 func (m *Model) encoderArith(g *graph.Graph) arith {
-	if m.prec == Int8 {
+	switch m.prec {
+	case Int8:
 		return int8Arith{g: g, groups: 1}
+	case BF16:
+		return bf16Arith(g)
 	}
 	return f32Arith{g: g}
 }
 
 // stepArith is the arithmetic of decoder programs on beams hypotheses: a
-// few rows per product, where streaming the weights dominates.
+// few rows per product, where streaming the weights dominates (BF16 runs
+// them as F32: see bf16.go).
 func (m *Model) stepArith(g *graph.Graph, beams int) arith {
 	if m.prec == Int8 {
 		return int8Arith{g: g, groups: beams}

@@ -15,7 +15,7 @@ import (
 var benchModels = []struct {
 	size string
 	prec whisper.Precision
-}{{"tiny", whisper.F32}, {"tiny", whisper.Int8}, {"base", whisper.F32}, {"base", whisper.Int8}}
+}{{"tiny", whisper.F32}, {"tiny", whisper.BF16}, {"tiny", whisper.Int8}, {"base", whisper.F32}, {"base", whisper.BF16}, {"base", whisper.Int8}}
 
 // BenchmarkTranscribe is the benchmark: jfk.wav (11 s) in memory →
 // text, model loaded and warmed up (programs compiled), greedy decoding

@@ -14,7 +14,7 @@ import (
 var (
 	// ErrUnknownModel: a model name other than the sizes Models lists.
 	ErrUnknownModel = errors.New("whisper: unknown model")
-	// ErrUnknownPrecision: a precision other than "f32" or "int8".
+	// ErrUnknownPrecision: a precision other than "f32", "int8" or "bf16".
 	ErrUnknownPrecision = errors.New("whisper: unknown precision")
 	// ErrClosed: the model or window was closed.
 	ErrClosed = errors.New("whisper: use after Close")
@@ -60,28 +60,37 @@ const (
 	// Int8 runs the ONNX graph's arithmetic: dynamically quantized uint8
 	// activations times int8/uint8 weights in int32.
 	Int8
+	// BF16 is F32 with the encoder's matrix products and convolutions in
+	// bfloat16 (operands rounded, sums in float32) where the backend has
+	// bfloat16 units: the CPU's AMX tiles or AVX512_BF16. Elsewhere it
+	// computes as F32. See bf16.go for what it costs in accuracy.
+	BF16
 )
 
-// String returns the flag spelling: "f32" or "int8".
+// String returns the flag spelling: "f32", "int8" or "bf16".
 func (p Precision) String() string {
 	switch p {
 	case F32:
 		return "f32"
 	case Int8:
 		return "int8"
+	case BF16:
+		return "bf16"
 	}
 	return fmt.Sprintf("Precision(%d)", int(p))
 }
 
-// ParsePrecision parses "f32" or "int8".
+// ParsePrecision parses "f32", "int8" or "bf16".
 func ParsePrecision(s string) (Precision, error) {
 	switch strings.ToLower(s) {
 	case "f32", "fp32", "float32":
 		return F32, nil
 	case "int8", "i8", "q8":
 		return Int8, nil
+	case "bf16", "bfloat16":
+		return BF16, nil
 	}
-	return 0, fmt.Errorf("%w %q (want f32 or int8)", ErrUnknownPrecision, s)
+	return 0, fmt.Errorf("%w %q (want f32, int8 or bf16)", ErrUnknownPrecision, s)
 }
 
 // Config holds a model's dimensions, from the artifact's config.json.

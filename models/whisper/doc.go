@@ -4,7 +4,7 @@
 // decode package search over its logits.
 //
 // The weights are the int8 artifacts of the weights package (Xenova's ONNX
-// export, converted to PyTorch names). One model code runs them in two
+// export, converted to PyTorch names). One model code runs them in three
 // precisions:
 //
 //   - F32 (the default) dequantizes every weight once, when the first
@@ -16,6 +16,11 @@
 //     ConvInteger), casts the int32 result to float, scales it by
 //     scale_x·scale_w and adds the bias. This is the mode that reproduces
 //     the onnxruntime goldens in ../shared/golden/whisper-*.
+//   - BF16 is F32 with the encoder's products and convolutions (and the
+//     cross-attention keys and values) in bfloat16, float32 sums, on the
+//     CPU's bfloat16 units (AMX tiles, or AVX512_BF16 on AMD Zen 4 and 5);
+//     where the backend has none it computes as F32. On the goldens it
+//     decodes the same tokens as F32 (TestBF16Accuracy).
 //
 // The network, as the reference modules write it:
 //
@@ -66,8 +71,8 @@
 // (Linear, Conv1d, LayerNorm as the artifact stores them). The modules
 // never test the precision: arith.go picks, once per graph, the arithmetic
 // of f32.go (dequantized weights, fused QKV and cross-K/V products for the
-// encoder, row-wise LinearQ for decoder steps) or int8.go (the export's
-// arithmetic). session.go holds a window's decoding state (cross-attention
+// encoder, row-wise LinearQ for decoder steps), bf16.go (f32's with the
+// many-row products in bfloat16) or int8.go (the export's arithmetic). session.go holds a window's decoding state (cross-attention
 // keys and values, self-attention caches, the compiled step programs) and
 // its pooling; window.go is the decode.Decoder over it. The decoder step a
 // GPU backend captures is Window.program: decoder.forward on stepArith.

@@ -16,7 +16,14 @@ type f32Arith struct {
 	// float32 copy four times the size. The arithmetic is the same up to
 	// float32 rounding.
 	rowwise bool
+	// bf16 lets the products of many rows (not rowwise) round their
+	// operands to bfloat16 where the backend has bfloat16 units (the bf16
+	// arithmetic, bf16.go).
+	bf16 bool
 }
+
+// mm returns the options of the arithmetic's many-row products.
+func (a f32Arith) mm() graph.MatMulOpts { return graph.MatMulOpts{BF16: a.bf16} }
 
 func (a f32Arith) linear(x graph.Tensor, l *linear) graph.Tensor {
 	g := a.g
@@ -28,12 +35,12 @@ func (a f32Arith) linear(x graph.Tensor, l *linear) graph.Tensor {
 		}
 		return y
 	}
-	return x.Linear(l.w.Dequantized(g), bias)
+	return x.LinearWith(l.w.Dequantized(g), bias, a.mm())
 }
 
 func (a f32Arith) conv(x graph.Tensor, c *conv, stride int) graph.Tensor {
 	bias := c.bias.In(a.g)
-	return x.Conv1d(c.w.Dequantized(a.g), bias, graph.ConvOpts{Stride: stride, Padding: 1})
+	return x.Conv1d(c.w.Dequantized(a.g), bias, graph.ConvOpts{Stride: stride, Padding: 1, BF16: a.bf16})
 }
 
 func (a f32Arith) layerNorm(x graph.Tensor, n *layerNorm) graph.Tensor {
@@ -54,7 +61,7 @@ func (a f32Arith) qkv(x graph.Tensor, at *attention, scale float64) (q, k, v gra
 	d := at.q.w.Q.Shape[0]
 	w := graph.Concat(0, at.q.w.Dequantized(g).MulScalar(scale), at.k.w.Dequantized(g), at.v.w.Dequantized(g))
 	b := graph.Concat(0, at.q.bias.In(g).MulScalar(scale), g.Full(0, graph.F32, graph.Shape{d}), at.v.bias.In(g))
-	y := x.Linear(w, b)
+	y := x.LinearWith(w, b, a.mm())
 	return y.Slice(-1, 0, d), y.Slice(-1, d, 2*d), y.Slice(-1, 2*d, 3*d)
 }
 
@@ -68,7 +75,7 @@ func (a f32Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []gr
 		ws = append(ws, at.k.w.Dequantized(g), at.v.w.Dequantized(g))
 		bs = append(bs, g.Full(0, graph.F32, graph.Shape{d}), at.v.bias.In(g)) // k_proj has no bias
 	}
-	y := h.Linear(graph.Concat(0, ws...), graph.Concat(0, bs...))
+	y := h.LinearWith(graph.Concat(0, ws...), graph.Concat(0, bs...), a.mm())
 	for i := range cross {
 		keys = append(keys, y.Slice(-1, 2*i*d, (2*i+1)*d))
 		values = append(values, y.Slice(-1, (2*i+1)*d, (2*i+2)*d))

@@ -47,7 +47,7 @@ func Open(ctx context.Context, eng *graph.Engine, name string, prec Precision, o
 	if err != nil {
 		return nil, err
 	}
-	if prec != F32 && prec != Int8 {
+	if prec != F32 && prec != Int8 && prec != BF16 {
 		return nil, fmt.Errorf("%w %v", ErrUnknownPrecision, prec)
 	}
 	a, err := weights.Load(ctx, id)
@@ -69,7 +69,7 @@ func New(eng *graph.Engine, a *weights.Artifact, prec Precision, opts ...Option)
 	if eng == nil || a == nil {
 		return nil, fmt.Errorf("whisper: New needs an engine and an artifact")
 	}
-	if prec != F32 && prec != Int8 {
+	if prec != F32 && prec != Int8 && prec != BF16 {
 		return nil, fmt.Errorf("%w %v", ErrUnknownPrecision, prec)
 	}
 	raw, err := a.ReadFile("config.json")
@@ -200,7 +200,7 @@ func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts
 		buckets[width] = append(buckets[width], i)
 	}
 	for width, idx := range buckets {
-		if m.prec != F32 {
+		if m.prec == Int8 {
 			break
 		}
 		feats := make([][]float32, len(idx))

@@ -279,7 +279,12 @@ func TestCancelled(t *testing.T) {
 }
 
 func TestParsePrecisionAndModels(t *testing.T) {
-	for in, want := range map[string]whisper.Precision{"f32": whisper.F32, "INT8": whisper.Int8, "float32": whisper.F32} {
+	for p, name := range map[whisper.Precision]string{whisper.F32: "f32", whisper.Int8: "int8", whisper.BF16: "bf16"} {
+		if got, err := whisper.ParsePrecision(p.String()); p.String() != name || err != nil || got != p {
+			t.Errorf("%v: String %q (want %q), parsed back as %v, %v", p, p.String(), name, got, err)
+		}
+	}
+	for in, want := range map[string]whisper.Precision{"f32": whisper.F32, "INT8": whisper.Int8, "float32": whisper.F32, "BFloat16": whisper.BF16} {
 		if got, err := whisper.ParsePrecision(in); err != nil || got != want {
 			t.Errorf("ParsePrecision(%q) = %v, %v", in, got, err)
 		}

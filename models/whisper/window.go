@@ -131,14 +131,15 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 // window's bucket with the others padded to it, as TranscribeMany does) in
 // one pass of the encoder with a batch axis: the products see B times the
 // rows, which is what fills a GPU. Each returned window decodes on its own,
-// as from Encode. F32 only: the int8 graph quantizes activations over the
-// whole tensor, so batching would change each window's arithmetic.
+// as from Encode. F32 and BF16 only: the int8 graph quantizes activations
+// over the whole tensor, so batching would change each window's
+// arithmetic (bfloat16 rounds each value on its own).
 func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Window, error) {
 	if len(features) == 0 {
 		return nil, nil
 	}
-	if m.prec != F32 {
-		return nil, fmt.Errorf("whisper: batched encoding needs the f32 model, not %v", m.prec)
+	if m.prec == Int8 {
+		return nil, fmt.Errorf("whisper: batched encoding needs the f32 or bf16 model, not %v", m.prec)
 	}
 	frames := 0
 	all := make([]float32, 0, len(features)*len(features[0]))
