@@ -75,6 +75,7 @@ import (
 	"github.com/tensorforge/forge/internal/sigexit"
 	"github.com/tensorforge/forge/kernels"
 	_ "github.com/tensorforge/forge/kernels/backends" // every backend built in, for --device
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/scorecards"
@@ -205,6 +206,15 @@ type reportedError struct{ err error }
 func (e *reportedError) Error() string { return e.err.Error() }
 func (e *reportedError) Unwrap() error { return e.err }
 
+// bf16Unit names this CPU's bfloat16 unit for --precision's usage: ", this
+// one has go-avx512bf16", or ", this one has none".
+func bf16Unit() string {
+	if u := gemm.BF16ConvPath(); u != "" {
+		return ", this one has " + u
+	}
+	return ", this one has none"
+}
+
 // parseArgs defines and parses every flag.
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
@@ -231,7 +241,7 @@ flags:
 	fs.IntVar(&cfg.threads, "threads", 0, "CPU threads to compute on (0: every core)")
 	fs.BoolVar(&cfg.progress, "progress", false, "report progress through each file on stderr (a line redrawn on a terminal, a line per tenth otherwise)")
 	fs.StringVar(&cfg.model, "model", "tiny", "Whisper model: "+strings.Join(whisper.Models(), ", "))
-	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations), int8 (the ONNX int8 arithmetic), or on a GPU f16 / bf16 (matrix products in half precision, accumulated in f32)")
+	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations), int8 (the ONNX int8 arithmetic), bf16 (on a CPU with bfloat16 units, AMX or AVX512_BF16"+bf16Unit()+": the encoder's matrix products in bfloat16, summed in f32; elsewhere f32), or on a GPU f16 / bf16 (matrix products in half precision, accumulated in f32)")
 	fs.StringVar(&cfg.language, "language", "auto", `spoken language: a code (en, de, ...), a name, or "auto" to detect it on the first utterance`)
 	fs.IntVar(&cfg.beam, "beam", 0, "beam search with this many beams (0: greedy)")
 	fs.BoolVar(&cfg.translate, "translate", false, "translate into English instead of transcribing")
@@ -277,8 +287,10 @@ flags:
 	if cfg.backend, err = backendflag.Choose(*device); err != nil {
 		return nil, err
 	}
-	switch strings.ToLower(*prec) {
-	case "f16", "fp16", "bf16":
+	switch p := strings.ToLower(*prec); {
+	case (p == "bf16" || p == "bfloat16") && cfg.backend == "cpu":
+		cfg.precision = whisper.BF16 // Whisper's own bfloat16 products on the CPU's units
+	case p == "f16", p == "fp16", p == "bf16":
 		cfg.precision = whisper.F32
 		if cfg.products, err = backendflag.Precision(*prec, cfg.backend); err != nil {
 			return nil, err

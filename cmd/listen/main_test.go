@@ -307,3 +307,32 @@ func TestMicFlag(t *testing.T) {
 		t.Fatalf("parseArgs = %+v, %v; want mic %q on cpu", cfg, err, "USB Audio")
 	}
 }
+
+// TestPrecisionFlag: on the cpu backend --precision bf16 is Whisper's own
+// bfloat16 arithmetic with no device precision (the cpu backend computes
+// its products in f32 and refuses half precision), as f32 and int8 are;
+// f16 is refused there.
+func TestPrecisionFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want whisper.Precision
+		msg  string // an error's text; "" for none
+	}{
+		{[]string{"--device", "cpu", "x.wav"}, whisper.F32, ""},
+		{[]string{"--device", "cpu", "--precision", "bf16", "x.wav"}, whisper.BF16, ""},
+		{[]string{"--device", "cpu", "--precision", "BFloat16", "x.wav"}, whisper.BF16, ""},
+		{[]string{"--device", "cpu", "--precision", "int8", "x.wav"}, whisper.Int8, ""},
+		{[]string{"--device", "cpu", "--precision", "f16", "x.wav"}, 0, "half-precision products run on a GPU"},
+	} {
+		cfg, err := parseArgs(c.args, &bytes.Buffer{})
+		if c.msg != "" {
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("parseArgs(%q): %v; want an error saying %q", c.args, err, c.msg)
+			}
+			continue
+		}
+		if err != nil || cfg.precision != c.want || cfg.products != 0 {
+			t.Errorf("parseArgs(%q) = %+v, %v; want precision %v and no device precision", c.args, cfg, err, c.want)
+		}
+	}
+}
