@@ -151,6 +151,11 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	if o.Temperature == 0 {
 		opts.Temperatures = []float64{0}
 	}
+	// A final waits for nothing but its reading: a short window failing the
+	// log-probability check alone, or closing its text past the audio, is
+	// not encoded again for 30 s (0.5–1.3 s of CPU here: what made
+	// cards_003's final 0.5–1.9 s late).
+	opts.RetryLoopsOnly = true
 	vo, err := vadOptions(o.VAD)
 	if err != nil {
 		return nil, err
@@ -166,7 +171,7 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	}
 	arr := &arrivals{}
 	src.tap = arr.add
-	g := &gate{}
+	g := &gate{pad: proc.Pad(), trim: vo.MinSilence >= vo.SpeechPad}
 	lv := &liveVAD{p: proc, gate: g, arr: arr, pad: proc.Pad(), every: partialEvery}
 	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}}
 
@@ -260,6 +265,10 @@ type gate struct {
 	from, to int64
 	cancel   context.CancelFunc
 	cost     time.Duration // the last partial decode's duration
+	// pad and trim say which Finals a speculative reading serves (see
+	// covers).
+	pad  int64
+	trim bool
 }
 
 // take reserves the decoder for a reading, unless one is in flight.
@@ -283,14 +292,26 @@ func (g *gate) release(cost time.Duration) {
 	}
 }
 
-// preempt cancels the reading in flight unless it is the speculative
-// reading of exactly [from, to) (the Final it will serve).
+// preempt cancels the reading in flight unless it is a speculative
+// reading that serves the Final of [from, to).
 func (g *gate) preempt(from, to int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.busy && g.cancel != nil && !(g.spec && g.from == from && g.to == to) {
+	if g.busy && g.cancel != nil && !(g.spec && g.from == from && g.covers(g.to, to)) {
 		g.cancel()
 	}
+}
+
+// covers reports whether a speculative reading that ended at specTo
+// serves a Final that ends at to: the same audio, or less of the silence
+// after the pause. The VAD ends a segment at the pause plus the padding,
+// or, when the next speech begins within twice the padding, halfway to
+// it; the next speech then begins at least Options.VAD.MinSilence after
+// the pause, so when that is no shorter than the padding (trim) the
+// reading's extra audio holds no speech, and the Final's segments are
+// clamped to its end.
+func (g *gate) covers(specTo, to int64) bool {
+	return to == specTo || g.trim && to < specTo && to >= specTo-g.pad
 }
 
 // wait returns the audio a partial waits for after the last one.
@@ -490,8 +511,13 @@ type liveDecoder struct {
 	gate   *gate
 	arr    *arrivals
 	states map[int]*liveState
-	words  map[int32]bool // token → starts a word (cached)
-	next   int            // the Segment ID of the next segment
+	// lost is a speculative reading cancelled for the Final of the
+	// utterance before it (the VAD closes that one only once this one's
+	// speech has ended, so it is not asked for again); it is read again
+	// after that Final.
+	lost  *liveItem
+	words map[int32]bool // token → starts a word (cached)
+	next  int            // the Segment ID of the next segment
 
 	partials, cancelled, speculated          int
 	first, cadence, commit, final, speechEnd stage.Histogram
@@ -527,8 +553,17 @@ func (d *liveDecoder) boundary(id int32) bool {
 func (d *liveDecoder) Process(ctx context.Context, f stage.Frame[liveItem], emit stage.Emit[Event]) error {
 	it := f.Payload
 	if it.kind == itemFinal {
-		return d.finish(ctx, it, emit)
+		if err := d.finish(ctx, it, emit); err != nil {
+			return err
+		}
+		return d.readLost(ctx, it.utt, emit)
 	}
+	return d.read(ctx, it, emit)
+}
+
+// read runs a reading the gate let through: a Partial or a speculative
+// Final.
+func (d *liveDecoder) read(ctx context.Context, it liveItem, emit stage.Emit[Event]) error {
 	t0 := time.Now()
 	defer it.cancel()
 	err := d.readOpen(it, emit)
@@ -539,9 +574,29 @@ func (d *liveDecoder) Process(ctx context.Context, f stage.Frame[liveItem], emit
 	d.gate.release(cost)
 	if err != nil && it.ctx.Err() != nil && ctx.Err() == nil {
 		d.cancelled++ // given way to a Final
+		if it.kind == itemSpeculative {
+			d.lost = &it
+		}
 		return nil
 	}
 	return err
+}
+
+// readLost reads again the speculative reading lost to the Final of
+// utterance done, if it is of a later utterance and the decoder is free.
+func (d *liveDecoder) readLost(ctx context.Context, done int, emit stage.Emit[Event]) error {
+	it := d.lost
+	d.lost = nil
+	if it == nil || it.utt <= done {
+		return nil
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	if !d.gate.take(true, it.from, it.to, cancel) {
+		cancel()
+		return nil // a newer reading is queued
+	}
+	it.ctx, it.cancel = rctx, cancel
+	return d.read(ctx, *it, emit)
 }
 
 // readOpen reads an open utterance: a Partial, or a speculative Final.
@@ -652,7 +707,7 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 	switch {
 	case len(it.samples) == 0:
 		tr = &decode.Transcript{}
-	case s.spec != nil && s.specFrom == it.from && s.specTo == it.to && s.specCommit == len(s.agree.committed):
+	case s.spec != nil && s.specFrom == it.from && d.gate.covers(s.specTo, it.to) && s.specCommit == len(s.agree.committed):
 		tr = s.spec
 		d.speculated++
 	default:
@@ -697,6 +752,7 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 // committed words when Whisper took the audio for silence.
 func (d *liveDecoder) segments(tr *decode.Transcript, it liveItem, committed []int32) []Segment {
 	base := float64(it.from) / SampleRate
+	end := float64(it.to) / SampleRate // a last timestamp may lie past it (decode.TranscribeOptions.RetryLoopsOnly)
 	seek := int(it.from / decode.HopLength)
 	var segs []Segment
 	for _, s := range tr.Segments {
@@ -704,7 +760,7 @@ func (d *liveDecoder) segments(tr *decode.Transcript, it liveItem, committed []i
 			continue
 		}
 		segs = append(segs, Segment{
-			Start: base + s.Start, End: base + s.End, Text: s.Text, Tokens: s.Tokens,
+			Start: min(base+s.Start, end), End: min(base+s.End, end), Text: s.Text, Tokens: s.Tokens,
 			Seek: seek + s.Seek, Language: tr.Language, Temperature: s.Temperature,
 			AvgLogProb: s.AvgLogProb, CompressionRatio: s.CompressionRatio, NoSpeechProb: s.NoSpeechProb,
 		})

@@ -210,3 +210,43 @@ func TestLiveScorecard(t *testing.T) {
 		tr.Close()
 	}
 }
+
+// TestGateCovers: a speculative reading serves a Final of the same
+// audio, or one the VAD ended earlier within the padding (the next speech
+// began within twice the padding), and only when the minimum silence is
+// no shorter than the padding; preempt spares exactly those readings.
+func TestGateCovers(t *testing.T) {
+	const pad = 6400
+	for _, c := range []struct {
+		name      string
+		trim      bool
+		specTo    int64
+		to        int64
+		want      bool
+		cancelled bool // preempt(0, to) cancels the reading of [0, specTo)
+	}{
+		{"same audio", true, 20000, 20000, true, false},
+		{"same audio, no trim", false, 20000, 20000, true, false},
+		{"ended halfway into the padding", true, 20000, 20000 - pad/2, true, false},
+		{"ended at the pause", true, 20000, 20000 - pad, true, false},
+		{"ended before the pause", true, 20000, 20000 - pad - 1, false, true},
+		{"ended earlier, no trim", false, 20000, 20000 - pad/2, false, true},
+		{"ended later", true, 20000, 20001, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := &gate{pad: pad, trim: c.trim}
+			if got := g.covers(c.specTo, c.to); got != c.want {
+				t.Errorf("covers(%d, %d) = %v, want %v", c.specTo, c.to, got, c.want)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if !g.take(true, 0, c.specTo, cancel) {
+				t.Fatal("gate busy")
+			}
+			g.preempt(0, c.to)
+			if got := ctx.Err() != nil; got != c.cancelled {
+				t.Errorf("preempt cancelled %v, want %v", got, c.cancelled)
+			}
+		})
+	}
+}

@@ -403,18 +403,30 @@ func TestPaddedRetry(t *testing.T) {
 		timestamps  bool
 		retries     int
 		text        string
-		temperature bool // the result came from above temperature 0
+		temperature bool    // the result came from above temperature 0
+		logProb     float64 // LogProbThreshold, when not 0: 1 fails every result
+		loopsOnly   bool    // RetryLoopsOnly
 	}{
-		{"good", good, true, true, 0, " w2 w3", false},
-		{"loop", loopModel, true, false, 1, " w2 w3", false},
-		{"past the end", sampledFrom(ts(0), 4, ts(9.1)), true, true, 1, " w2 w3", false},
-		{"a second past the end is fine", sampledFrom(ts(0), 4, ts(9)), true, true, 0, " w4", false},
-		{"loop, nothing to redo", loopModel, false, false, 0, "", true},
+		{"good", good, true, true, 0, " w2 w3", false, 0, false},
+		{"loop", loopModel, true, false, 1, " w2 w3", false, 0, false},
+		{"past the end", sampledFrom(ts(0), 4, ts(9.1)), true, true, 1, " w2 w3", false, 0, false},
+		{"a second past the end is fine", sampledFrom(ts(0), 4, ts(9)), true, true, 0, " w4", false, 0, false},
+		{"loop, nothing to redo", loopModel, false, false, 0, "", true, 0, false},
+		{"improbable", good, true, true, 1, " w2 w3", false, 1, false},
+		{"improbable, RetryLoopsOnly", sampledFrom(ts(0), 4, ts(1)), true, true, 0, " w4", false, 1, true},
+		{"loop, RetryLoopsOnly", loopModel, true, false, 1, " w2 w3", false, 0, true},
+		{"closing past the end, RetryLoopsOnly", sampledFrom(ts(0), 4, ts(9.1)), true, true, 0, " w4", false, 0, true},
+		{"text past the end, RetryLoopsOnly", sampledFrom(ts(0), 4, ts(9.1), ts(9.1), 2, ts(9.5)), true, true, 1, " w2 w3", false, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := &shortAudio{fakeAudio: fakeAudio{frames: 800}, short: c.short, padded: good, full: c.full}
 			o := transcribeOpts()
 			o.Timestamps = c.timestamps
+			if c.logProb != 0 {
+				o.LogProbThreshold = c.logProb
+				o.Temperatures = o.Temperatures[:1]
+			}
+			o.RetryLoopsOnly = c.loopsOnly
 			tr, err := Transcribe(context.Background(), a, fakeVocab{}, o)
 			if err != nil {
 				t.Fatal(err)
