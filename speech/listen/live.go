@@ -73,7 +73,8 @@ type Event struct {
 	Committed string `json:"committed"`
 	Tentative string `json:"tentative"`
 	// Segments are the utterance's segments, as Transcribe hands them
-	// over (Final only; none when Whisper heard nothing).
+	// over, with their Words when Options.Words asks for them (Final only;
+	// none when Whisper heard nothing).
 	Segments []Segment `json:"-"`
 }
 
@@ -173,7 +174,7 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	src.tap = arr.add
 	g := &gate{pad: proc.Pad(), trim: vo.MinSilence >= vo.SpeechPad}
 	lv := &liveVAD{p: proc, gate: g, arr: arr, pad: proc.Pad(), every: partialEvery}
-	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}}
+	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}, timed: o.Words}
 
 	p := pipeline.New("listen-live", pipeline.Logger(t.zlog))
 	pcm := pipeline.From(p, src.src)
@@ -497,6 +498,7 @@ type liveState struct {
 	last       time.Time   // the last Partial's time
 	commits    []time.Time // when each committed token was committed
 	spec       *decode.Transcript
+	specWords  [][]Word // per segment of spec, with Options.Words
 	specFrom   int64
 	specTo     int64
 	specCommit int // committed tokens when the speculation was read
@@ -517,6 +519,7 @@ type liveDecoder struct {
 	// after that Final.
 	lost  *liveItem
 	words map[int32]bool // token → starts a word (cached)
+	timed bool           // Options.Words: Finals carry word times
 	next  int            // the Segment ID of the next segment
 
 	partials, cancelled, speculated          int
@@ -603,11 +606,11 @@ func (d *liveDecoder) readLost(ctx context.Context, done int, emit stage.Emit[Ev
 func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
 	s := d.state(it.utt)
 	if it.kind == itemSpeculative {
-		tr, err := d.transcribe(it.ctx, it.samples, s.agree.committed)
+		tr, words, err := d.transcribe(it.ctx, it.samples, s.agree.committed)
 		if err != nil {
 			return err
 		}
-		s.spec, s.specFrom, s.specTo, s.specCommit = tr, it.from, it.to, len(s.agree.committed)
+		s.spec, s.specWords, s.specFrom, s.specTo, s.specCommit = tr, words, it.from, it.to, len(s.agree.committed)
 		return nil
 	}
 	res, err := d.decodeOnce(it.ctx, it.samples, s.agree.committed)
@@ -682,11 +685,12 @@ func (d *liveDecoder) decodeOnce(ctx context.Context, samples []float32, committ
 	return res, nil
 }
 
-// transcribe reads samples as a whole utterance continuing committed.
-func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committed []int32) (*decode.Transcript, error) {
+// transcribe reads samples as a whole utterance continuing committed,
+// and times its words with Options.Words (as Transcribe does: timeWords).
+func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committed []int32) (*decode.Transcript, [][]Word, error) {
 	a, err := d.t.whisp.NewAudio(samples)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer a.Close()
 	o := d.opts
@@ -694,7 +698,12 @@ func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committ
 		o.Language = d.lang
 	}
 	o.InitialPrompt, o.Prefix, o.Continue = d.prompt, committed, len(committed) > 0
-	return decode.Transcribe(ctx, a, d.t.whisp.Tokenizer(), o)
+	tr, err := decode.Transcribe(ctx, a, d.t.whisp.Tokenizer(), o)
+	if err != nil || !d.timed {
+		return tr, nil, err
+	}
+	words, err := timeWords(ctx, a, tr, o.Task)
+	return tr, words, err
 }
 
 // finish hands over an utterance's Final: the speculative reading when it
@@ -704,15 +713,16 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 	s := d.state(it.utt)
 	delete(d.states, it.utt)
 	var tr *decode.Transcript
+	var words [][]Word
 	switch {
 	case len(it.samples) == 0:
 		tr = &decode.Transcript{}
 	case s.spec != nil && s.specFrom == it.from && d.gate.covers(s.specTo, it.to) && s.specCommit == len(s.agree.committed):
-		tr = s.spec
+		tr, words = s.spec, s.specWords
 		d.speculated++
 	default:
 		var err error
-		if tr, err = d.transcribe(ctx, it.samples, s.agree.committed); err != nil {
+		if tr, words, err = d.transcribe(ctx, it.samples, s.agree.committed); err != nil {
 			if errors.Is(err, decode.ErrNoAudio) {
 				tr = &decode.Transcript{}
 			} else {
@@ -725,7 +735,7 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		d.t.log.Info("language detected", "language", tr.Language)
 	}
 	tok := d.t.whisp.Tokenizer()
-	segs := d.segments(tr, it, s.agree.committed)
+	segs := d.segments(tr, words, it, s.agree.committed)
 	ev := Event{Kind: Final, Utterance: it.utt, Start: float64(it.from) / SampleRate, End: float64(it.to) / SampleRate, Segments: segs}
 	var text strings.Builder
 	for _, sg := range segs {
@@ -748,22 +758,29 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 	return emit(stage.Frame[Event]{Offset: it.from, Rate: SampleRate, Entered: now, Payload: ev})
 }
 
-// segments turns the Final's transcript into Segments, keeping the
-// committed words when Whisper took the audio for silence.
-func (d *liveDecoder) segments(tr *decode.Transcript, it liveItem, committed []int32) []Segment {
+// segments turns the Final's transcript and its word times (nil without
+// Options.Words) into Segments, keeping the committed words when Whisper
+// took the audio for silence.
+func (d *liveDecoder) segments(tr *decode.Transcript, words [][]Word, it liveItem, committed []int32) []Segment {
 	base := float64(it.from) / SampleRate
 	end := float64(it.to) / SampleRate // a last timestamp may lie past it (decode.TranscribeOptions.RetryLoopsOnly)
 	seek := int(it.from / decode.HopLength)
 	var segs []Segment
-	for _, s := range tr.Segments {
+	for i, s := range tr.Segments {
 		if s.Text == "" && len(tr.Segments) > 1 {
 			continue
 		}
-		segs = append(segs, Segment{
+		seg := Segment{
 			Start: min(base+s.Start, end), End: min(base+s.End, end), Text: s.Text, Tokens: s.Tokens,
 			Seek: seek + s.Seek, Language: tr.Language, Temperature: s.Temperature,
 			AvgLogProb: s.AvgLogProb, CompressionRatio: s.CompressionRatio, NoSpeechProb: s.NoSpeechProb,
-		})
+		}
+		if i < len(words) {
+			for _, w := range words[i] {
+				seg.Words = append(seg.Words, Word{Text: w.Text, Start: min(base+w.Start, end), End: min(base+w.End, end), Probability: w.Probability})
+			}
+		}
+		segs = append(segs, seg)
 	}
 	if len(committed) > 0 {
 		var have []int32

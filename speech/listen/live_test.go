@@ -110,10 +110,18 @@ func checkEvents(t *testing.T, events []Event) string {
 // time (each a few seconds, then 1 s of silence) and checks that the
 // utterances are read while spoken, that committed text is never
 // retracted, and that the final text equals the offline transcript of
-// the file within a word.
+// the file within a word; with Options.Words, that every word of a final
+// has a time inside its segment and the words spell its text.
 func TestTranscribeLive(t *testing.T) {
 	tr := needTiny(t)
-	for _, name := range []string{"cards_005.wav", "goforward.wav"} {
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{
+		{"cards_005.wav", Options{Language: "en"}},
+		{"goforward.wav", Options{Language: "en", Words: true}},
+	} {
+		name := c.name
 		t.Run(name, func(t *testing.T) {
 			clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", name))
 			if err != nil {
@@ -133,11 +141,30 @@ func TestTranscribeLive(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			events, res, err := liveRun(ctx, tr, clip, Options{Language: "en"})
+			events, res, err := liveRun(ctx, tr, clip, c.o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := checkEvents(t, events)
+			words := 0
+			for _, e := range events {
+				for _, s := range e.Segments {
+					var joined strings.Builder
+					for _, w := range s.Words {
+						joined.WriteString(w.Text)
+						words++
+						if w.Start < s.Start-0.02 || w.End > s.End+0.02 || w.End < w.Start {
+							t.Errorf("word %+v outside segment [%v, %v]", w, s.Start, s.End)
+						}
+					}
+					if c.o.Words && joined.String() != s.Text {
+						t.Errorf("words %q, segment text %q", joined.String(), s.Text)
+					}
+				}
+			}
+			if c.o.Words != (words > 0) {
+				t.Errorf("Words %v: %d words", c.o.Words, words)
+			}
 			if res.Partials == 0 || events[0].Kind != Partial {
 				t.Errorf("no partial before the first final: %d partials, first event %+v", res.Partials, events[0])
 			}

@@ -279,7 +279,7 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 		prompt = nextPrompt(prompt, tr.Segments)
 		var words [][]Word
 		if o.Words {
-			if words, err = timeWords(ctx, e, tr, opts.Task); err != nil {
+			if words, err = timeWords(ctx, e.audio, tr, opts.Task); err != nil {
 				return heard{}, err
 			}
 		}
@@ -344,7 +344,7 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 // timeWords times the words of an utterance's transcript, window by
 // window (the segments of a window share its Seek), in seconds from the
 // utterance's start, clamped to the window's audio.
-func timeWords(ctx context.Context, e encoded, tr *decode.Transcript, task tokenizer.Task) ([][]Word, error) {
+func timeWords(ctx context.Context, a *whisper.Audio, tr *decode.Transcript, task tokenizer.Task) ([][]Word, error) {
 	out := make([][]Word, len(tr.Segments))
 	for i := 0; i < len(tr.Segments); {
 		seek := tr.Segments[i].Seek
@@ -353,8 +353,8 @@ func timeWords(ctx context.Context, e encoded, tr *decode.Transcript, task token
 		for ; j < len(tr.Segments) && tr.Segments[j].Seek == seek; j++ {
 			toks = append(toks, tr.Segments[j].Tokens)
 		}
-		frames := min(decode.WindowFrames, e.audio.Frames()-seek)
-		ws, err := e.audio.Words(ctx, seek, frames, tr.Language, task, toks)
+		frames := min(decode.WindowFrames, a.Frames()-seek)
+		ws, err := a.Words(ctx, seek, frames, tr.Language, task, toks)
 		if err != nil {
 			return nil, err
 		}
