@@ -45,6 +45,7 @@ func runTranscribe(ctx context.Context, cfg *config, stdin io.Reader, stdout, st
 	t, err := listen.New(ctx, listen.Config{
 		Model: cfg.model, Precision: cfg.precision, Device: cfg.backend, Products: cfg.products,
 		NoVAD: cfg.noVAD, EncodeLength: cfg.span, Logger: logging.Slog(cfg.log),
+		WarmUp: cfg.live, // the first partial and final would wait for it
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -181,7 +182,8 @@ func TestTranscribeLive(t *testing.T) {
 
 // TestLiveScorecard is the live benchmark: $FORGE_LIVE_BENCH names the
 // models ("tiny,base") and $FORGE_LIVE_CLIPS the clips (default every
-// clip of ../shared/golden/audio but the 60-s VAD test); each is paced in
+// clip of ../shared/golden/audio but the 60-s VAD test), with
+// Config.WarmUp when $FORGE_LIVE_WARMUP is 1; each is paced in
 // real time, so it takes as long as the audio. One JSON line per model
 // and clip with the scorecard's live labels and the WER against the
 // offline transcript goes to the log and to $FORGE_LIVE_OUT if set.
@@ -199,13 +201,22 @@ func TestLiveScorecard(t *testing.T) {
 		}
 		defer out.Close()
 	}
+	warm := os.Getenv("FORGE_LIVE_WARMUP") == "1"
 	for _, model := range strings.Split(models, ",") {
-		tr, err := New(context.Background(), Config{Model: model, Device: "cpu"})
+		t0 := time.Now()
+		tr, err := New(context.Background(), Config{Model: model, Device: "cpu", WarmUp: warm})
 		if err != nil {
 			t.Fatal(err)
 		}
+		loaded := time.Since(t0)
 		for _, name := range clips {
 			clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Live first: the model's first clip shows what a fresh session
+			// pays (see Config.WarmUp, $FORGE_LIVE_WARMUP=1).
+			events, res, err := liveRun(context.Background(), tr, clip, Options{Language: "en"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,15 +229,11 @@ func TestLiveScorecard(t *testing.T) {
 			for _, s := range offline {
 				want = append(want, strings.TrimSpace(s.Text))
 			}
-			events, res, err := liveRun(context.Background(), tr, clip, Options{Language: "en"})
-			if err != nil {
-				t.Fatal(err)
-			}
 			got := checkEvents(t, events)
 			r := wer.Compare(strings.Join(want, " "), got)
 			row := map[string]string{"model": model, "clip": name, "final": got, "offline": strings.Join(want, " "),
 				"wer_vs_offline": fmt.Sprintf("%.3f", r.Rate()), "word_errors_vs_offline": fmt.Sprint(r.Errors()),
-				"utterances": fmt.Sprint(res.Utterances)}
+				"utterances": fmt.Sprint(res.Utterances), "warm_up": fmt.Sprint(warm), "new_ms": fmt.Sprint(loaded.Milliseconds())}
 			res.Labels(func(k, v string) { row[k] = v })
 			b, _ := json.Marshal(row)
 			t.Log(string(b))
@@ -273,6 +280,28 @@ func TestGateCovers(t *testing.T) {
 			g.preempt(0, c.to)
 			if got := ctx.Err() != nil; got != c.cancelled {
 				t.Errorf("preempt cancelled %v, want %v", got, c.cancelled)
+			}
+		})
+	}
+}
+
+// TestWarmUp: the warm-up runs on a loaded Transcriber and ends with its
+// context.
+func TestWarmUp(t *testing.T) {
+	tr := needTiny(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{
+		{"runs", context.Background(), nil},
+		{"cancelled", cancelled, context.Canceled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := tr.warmUp(c.ctx); !errors.Is(err, c.want) {
+				t.Errorf("warmUp: %v, want %v", err, c.want)
 			}
 		})
 	}
