@@ -7,13 +7,15 @@ import "slices"
 // growing utterance commits the words on which it and the hypothesis
 // before it agree, and committed words never change, since every later
 // hypothesis is decoded as their continuation. It cuts only where both
-// hypotheses start a new word (or a timestamp), so a word still being
-// spoken ("Ameri" → "Americans") is never committed half-heard.
+// hypotheses end a word (a new word, punctuation or a timestamp follows),
+// so a word still being spoken ("Ameri" → "Americans") is never
+// committed half-heard.
 type agreement struct {
 	committed []int32
 	prev      []int32
-	// boundary reports whether a token starts a word: a timestamp, or
-	// text beginning with a space.
+	// boundary reports whether the word before a token is complete: the
+	// token is a timestamp, text beginning with a space, or punctuation
+	// that ends a word (", 10" and "forward, 10" agree on "forward").
 	boundary func(int32) bool
 }
 
@@ -29,9 +31,9 @@ func (a *agreement) update(hyp []int32) int {
 	for n < len(hyp) && n < len(prev) && hyp[n] == prev[n] {
 		n++
 	}
-	// The agreed tokens end where the next token of both hypotheses begins
-	// a word; a hypothesis's last word may still grow, so the cut needs a
-	// token after it in both.
+	// The agreed tokens end where the next token of both hypotheses ends
+	// the word before it; a hypothesis's last word may still grow, so the
+	// cut needs a token after it in both.
 	for j := n; j > len(a.committed); j-- {
 		if j < len(hyp) && j < len(prev) && a.boundary(hyp[j]) && a.boundary(prev[j]) {
 			a.committed = append(a.committed, hyp[len(a.committed):j]...)

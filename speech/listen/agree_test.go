@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestAgreement: tokens ≥ 100 are word starts (" word"), below are word
-// pieces; 1000 is a timestamp.
+// TestAgreement: tokens ≥ 100 are word starts (" word"), 50–59
+// punctuation (","), below are word pieces; 1000 is a timestamp.
 func TestAgreement(t *testing.T) {
-	word := func(id int32) bool { return id >= 100 }
+	word := func(id int32) bool { return id >= 100 || id >= 50 && id < 60 }
 	for _, tc := range []struct {
 		name string
 		hyps [][]int32
@@ -21,6 +21,8 @@ func TestAgreement(t *testing.T) {
 		{"disagreement after the first timestamp", [][]int32{{1000, 101}, {1000, 102}}, []int32{1000}},
 		{"commits only grow", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 101, 105}}, []int32{1000, 101, 102}},
 		{"a reading that is not a continuation changes nothing", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 109, 102, 104}, {1000, 101, 102, 104, 106}}, []int32{1000, 101, 102}},
+		{"punctuation in one reading ends the word", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 103}}, []int32{1000, 101, 102}},
+		{"a word piece in one reading keeps it back", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 5}}, []int32{1000, 101}},
 		{"more agreed later", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 101, 102, 104, 105}, {1000, 101, 102, 104, 105, 106}}, []int32{1000, 101, 102, 104}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

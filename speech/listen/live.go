@@ -174,7 +174,7 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	src.tap = arr.add
 	g := &gate{pad: proc.Pad(), trim: vo.MinSilence >= vo.SpeechPad}
 	lv := &liveVAD{p: proc, gate: g, arr: arr, pad: proc.Pad(), every: partialEvery}
-	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}, timed: o.Words}
+	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}, puncts: map[int32]bool{}, timed: o.Words}
 
 	p := pipeline.New("listen-live", pipeline.Logger(t.zlog))
 	pcm := pipeline.From(p, src.src)
@@ -517,10 +517,11 @@ type liveDecoder struct {
 	// utterance before it (the VAD closes that one only once this one's
 	// speech has ended, so it is not asked for again); it is read again
 	// after that Final.
-	lost  *liveItem
-	words map[int32]bool // token → starts a word (cached)
-	timed bool           // Options.Words: Finals carry word times
-	next  int            // the Segment ID of the next segment
+	lost   *liveItem
+	words  map[int32]bool // token → starts a word (cached)
+	puncts map[int32]bool // token → punctuation that ends a word (cached)
+	timed  bool           // Options.Words: Finals carry word times
+	next   int            // the Segment ID of the next segment
 
 	partials, cancelled, speculated          int
 	first, cadence, commit, final, speechEnd stage.Histogram
@@ -531,7 +532,7 @@ func (d *liveDecoder) state(id int) *liveState {
 	s := d.states[id]
 	if s == nil {
 		s = &liveState{}
-		s.agree.boundary = d.boundary
+		s.agree.boundary = d.wordEnd
 		d.states[id] = s
 	}
 	return s
@@ -550,6 +551,22 @@ func (d *liveDecoder) boundary(id int32) bool {
 		d.words[id] = b
 	}
 	return b
+}
+
+// wordEnd reports whether the word before a token is complete: the
+// token starts a word, or is punctuation that ends one (",", ".", "?",
+// "!", ";", ":" and their runs; not "-" or "'", which may join words).
+func (d *liveDecoder) wordEnd(id int32) bool {
+	if d.boundary(id) {
+		return true
+	}
+	p, ok := d.puncts[id]
+	if !ok {
+		text, err := d.t.whisp.Tokenizer().Decode([]int32{id})
+		p = err == nil && text != "" && strings.Trim(text, ",.?!;:") == ""
+		d.puncts[id] = p
+	}
+	return p
 }
 
 // Process implements stage.Processor.
