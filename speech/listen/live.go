@@ -266,6 +266,7 @@ type gate struct {
 	from, to int64
 	cancel   context.CancelFunc
 	cost     time.Duration // the last partial decode's duration
+	free     time.Time     // when the last reading ended
 	// pad and trim say which Finals a speculative reading serves (see
 	// covers).
 	pad  int64
@@ -287,7 +288,7 @@ func (g *gate) take(spec bool, from, to int64, cancel context.CancelFunc) bool {
 func (g *gate) release(cost time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.busy, g.cancel = false, nil
+	g.busy, g.cancel, g.free = false, nil, time.Now()
 	if cost > 0 {
 		g.cost = cost
 	}
@@ -315,10 +316,19 @@ func (g *gate) covers(specTo, to int64) bool {
 	return to == specTo || g.trim && to < specTo && to >= specTo-g.pad
 }
 
-// wait returns the audio a partial waits for after the last one.
-func (g *gate) wait(every int64) int64 {
+// wait returns the audio a partial waits for after the last one, at
+// time now: costFactor times the last partial's decode, unless the
+// decoder has been free for costFactor−1 times it already (partials
+// still take at most 1/costFactor of the time). Without that, one slow
+// partial (a cold session's first: 2.2 s with base) held the cadence at
+// 4.4 s of audio, longer than each of jfk's utterances, so no partial
+// came to lower it again.
+func (g *gate) wait(every int64, now time.Time) int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !g.busy && now.Sub(g.free) >= (costFactor-1)*g.cost {
+		return every
+	}
 	return max(every, int64(costFactor*g.cost.Seconds()*SampleRate))
 }
 
@@ -410,7 +420,7 @@ func (l *liveVAD) read(ctx context.Context, emit stage.Emit[liveItem]) error {
 			return nil
 		}
 		kind = itemSpeculative
-	} else if to-u.lastTo < l.gate.wait(l.every) {
+	} else if to-u.lastTo < l.gate.wait(l.every, time.Now()) {
 		return nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
@@ -588,8 +598,12 @@ func (d *liveDecoder) read(ctx context.Context, it liveItem, emit stage.Emit[Eve
 	defer it.cancel()
 	err := d.readOpen(it, emit)
 	cost := time.Since(t0)
-	if it.kind == itemSpeculative {
-		cost = 0 // a speculative reading does not set the partial cadence
+	if it.kind == itemSpeculative || err != nil {
+		// Only a partial decoded to its end sets the partial cadence: a
+		// cancelled one's time (base's first partial of a cold session,
+		// cut at 2 s) held the cadence at 4 s of audio until a partial
+		// would end, and none did on jfk.
+		cost = 0
 	}
 	d.gate.release(cost)
 	if err != nil && it.ctx.Err() != nil && ctx.Err() == nil {

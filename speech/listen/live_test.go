@@ -306,3 +306,31 @@ func TestWarmUp(t *testing.T) {
 		})
 	}
 }
+
+// TestGateWait: after a partial that took cost, the next waits for
+// costFactor·cost of audio (or the base cadence, if longer) unless the
+// decoder has been free for (costFactor−1)·cost.
+func TestGateWait(t *testing.T) {
+	const every = SampleRate / 2
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		cost time.Duration
+		free time.Duration // how long the decoder has been free
+		busy bool
+		want int64
+	}{
+		{"fast decode: the base cadence", 100 * time.Millisecond, 0, false, every},
+		{"slow decode, just ended", 2 * time.Second, 0, false, 4 * SampleRate},
+		{"slow decode, free long enough", 2 * time.Second, 2 * time.Second, false, every},
+		{"slow decode, free not long enough", 2 * time.Second, time.Second, false, 4 * SampleRate},
+		{"slow decode, another reading in flight", 2 * time.Second, 3 * time.Second, true, 4 * SampleRate},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := &gate{cost: c.cost, free: now.Add(-c.free), busy: c.busy}
+			if got := g.wait(every, now); got != c.want {
+				t.Errorf("wait = %d samples, want %d", got, c.want)
+			}
+		})
+	}
+}
