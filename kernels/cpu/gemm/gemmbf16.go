@@ -269,18 +269,8 @@ func (j *bf16Job) run(w *BF16Weight, transA bool, m int, a []float32, lda int, b
 	j.packing = true
 	j.team.parallel(j.panels, workers)
 
-	j.colTasks = ceilDiv(w.n, bf16Cols)
-	if workers > 1 {
-		j.colTasks = roundUp(j.colTasks, workers)
-	}
-	j.colBlock = roundUp(ceilDiv(w.n, j.colTasks), nr)
-	j.colTasks = ceilDiv(w.n, j.colBlock)
-	rowTasks := 1
-	if j.colTasks < workers {
-		rowTasks = min(j.panels, ceilDiv(workers, j.colTasks))
-	}
-	j.perTask = ceilDiv(j.panels, rowTasks)
-	rowTasks = ceilDiv(j.panels, j.perTask)
+	var rowTasks int
+	j.colBlock, j.colTasks, j.perTask, rowTasks = splitTasks(w.n, bf16Cols, nr, j.panels, workers)
 	j.packing = false
 	j.team.parallel(j.colTasks*rowTasks, workers)
 }

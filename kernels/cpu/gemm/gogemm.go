@@ -133,24 +133,35 @@ func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []fl
 	e.jobs.Put(j)
 }
 
+// splitTasks divides a product's n columns and panels of A between
+// workers: column blocks of at most nc (rounded to the microkernel's nr),
+// as many as a multiple of the workers when there are several, and the
+// panels split into rowTasks runs of perTask only where the column blocks
+// alone would leave workers idle.
+func splitTasks(n, nc, nr, panels, workers int) (colBlock, colTasks, perTask, rowTasks int) {
+	colTasks = ceilDiv(n, nc)
+	if workers > 1 {
+		colTasks = roundUp(colTasks, workers)
+	}
+	colBlock = roundUp(ceilDiv(n, colTasks), nr)
+	colTasks = ceilDiv(n, colBlock)
+	rowTasks = 1
+	if colTasks < workers {
+		rowTasks = min(panels, ceilDiv(workers, colTasks))
+	}
+	perTask = ceilDiv(panels, rowTasks)
+	rowTasks = ceilDiv(panels, perTask)
+	return colBlock, colTasks, perTask, rowTasks
+}
+
 // block computes C[ic:+rows, :] (+)= alpha·A[ic:+rows, pc:+depth]·B[pc:+depth, :].
 func (j *sgemmJob) block(ic, rows, pc, depth int, beta float32, workers int) {
 	kern := j.kern
 	j.ic, j.rows, j.pc, j.depth, j.beta = ic, rows, pc, depth, beta
 	j.panels = ceilDiv(rows, kern.mr)
 
-	colTasks := ceilDiv(j.n, kern.nc)
-	if workers > 1 {
-		colTasks = roundUp(colTasks, workers)
-	}
-	j.colBlock = roundUp(ceilDiv(j.n, colTasks), kern.nr)
-	j.colTasks = ceilDiv(j.n, j.colBlock)
-	rowTasks := 1
-	if j.colTasks < workers {
-		rowTasks = min(j.panels, ceilDiv(workers, j.colTasks))
-	}
-	j.panelsPerTask = ceilDiv(j.panels, rowTasks)
-	rowTasks = ceilDiv(j.panels, j.panelsPerTask)
+	var rowTasks int
+	j.colBlock, j.colTasks, j.panelsPerTask, rowTasks = splitTasks(j.n, kern.nc, kern.nr, j.panels, workers)
 
 	j.phase = phasePackA
 	j.team.parallel(j.panels, workers)
