@@ -172,7 +172,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	for _, size := range o.whisper {
 		id, _ := whisper.ArtifactID(size) // checked by parseFlags
 		cfg.Transcribers = append(cfg.Transcribers, server.Model[server.Transcriber]{ID: id, Open: func(ctx context.Context) (server.Transcriber, error) {
-			return listen.New(ctx, listen.Config{Model: size, Precision: o.precision, Engine: eng, Logger: log})
+			// Warmed up when the model loads, so the first request (a live
+			// session's first partial above all) does not pay Whisper's
+			// one-time silence-tail encode.
+			return listen.New(ctx, listen.Config{Model: size, Precision: o.precision, Engine: eng, Logger: log, WarmUp: true})
 		}})
 	}
 	if o.tts {
