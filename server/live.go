@@ -29,15 +29,17 @@ const maxLiveMessage = 1 << 20
 // "segment" (final: true; its text will not change), "done" (the input
 // ended and everything is transcribed: the whole text) and "error".
 type liveEvent struct {
-	Type     string    `json:"type"`
-	Final    bool      `json:"final,omitempty"`
-	ID       int       `json:"id,omitempty"`
-	Start    float64   `json:"start,omitempty"`
-	End      float64   `json:"end,omitempty"`
-	Text     string    `json:"text,omitempty"`
-	Language string    `json:"language,omitempty"`
-	Duration float64   `json:"duration,omitempty"`
-	Error    *apiError `json:"error,omitempty"`
+	Type  string  `json:"type"`
+	Final bool    `json:"final,omitempty"`
+	ID    int     `json:"id,omitempty"`
+	Start float64 `json:"start,omitempty"`
+	End   float64 `json:"end,omitempty"`
+	Text  string  `json:"text,omitempty"`
+	// Words are a segment's word times, with ?words=true.
+	Words    []transcript.Word `json:"words,omitempty"`
+	Language string            `json:"language,omitempty"`
+	Duration float64           `json:"duration,omitempty"`
+	Error    *apiError         `json:"error,omitempty"`
 }
 
 // liveTranscriber is a Transcriber that also reads utterances while they
@@ -65,8 +67,9 @@ func (ls *liveSession) finish() { ls.once.Do(ls.end) }
 // close. With ?partials=true it also sends speech/listen's live events
 // (listen.Event as JSON: {"type":"partial"} while an utterance is spoken,
 // with its committed and tentative text, and {"type":"final"} before the
-// utterance's segments). The session holds one of the model's work slots
-// throughout.
+// utterance's segments). With ?words=true each segment carries its words'
+// times (as the transcription endpoint's timestamp_granularities[]=word).
+// The session holds one of the model's work slots throughout.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	ctx, end, ok := s.begin(r)
 	if !ok {
@@ -89,7 +92,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	opts := listen.Options{Language: strings.TrimSpace(q.Get("language")), Live: true}
+	opts := listen.Options{Language: strings.TrimSpace(q.Get("language")), Live: true, Words: q.Get("words") == "true"}
 	release := s.admit(ctx, w, m.id)
 	if release == nil {
 		return
@@ -139,8 +142,9 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		if n == 0 {
 			s.met.ttfa.WithLabelValues(endpointOf(r), m.id).Observe(time.Since(started).Seconds())
 		}
-		segs = append(segs, segment(seg))
-		ev := liveEvent{Type: "segment", Final: true, ID: n, Start: seg.Start, End: seg.End, Text: seg.Text}
+		ts := segment(seg)
+		segs = append(segs, ts)
+		ev := liveEvent{Type: "segment", Final: true, ID: n, Start: seg.Start, End: seg.End, Text: seg.Text, Words: ts.Words}
 		n++
 		return wsjson.Write(ctx, c, ev)
 	}

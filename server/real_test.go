@@ -153,6 +153,52 @@ func TestLiveJFK(t *testing.T) {
 	}
 }
 
+// TestLiveWords: ?words=true on the live endpoint gives every segment its
+// words, in order, within the segment, spelling its text; without it
+// segments carry none.
+func TestLiveWords(t *testing.T) {
+	url, _ := realServer(t)
+	for _, words := range []bool{true, false} {
+		t.Run(fmt.Sprintf("words=%v", words), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			c := dialLive(t, ctx, url, fmt.Sprintf("words=%v", words))
+			defer c.CloseNow()
+			sendLive(t, ctx, c, jfkPCM(t))
+			if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"end"}`)); err != nil {
+				t.Fatal(err)
+			}
+			evs := readLiveEvents(t, ctx, c)
+			var all []string
+			for _, ev := range evs {
+				if ev.Type != "segment" {
+					continue
+				}
+				if !words {
+					if len(ev.Words) != 0 {
+						t.Errorf("segment %q has %d words without ?words=true", ev.Text, len(ev.Words))
+					}
+					continue
+				}
+				var ws []string
+				for _, w := range ev.Words {
+					if w.Start < ev.Start-0.01 || w.End > ev.End+0.01 || w.End < w.Start {
+						t.Errorf("word %+v outside its segment [%.2f, %.2f]", w, ev.Start, ev.End)
+					}
+					ws = append(ws, w.Text)
+				}
+				if normalize(strings.Join(ws, " ")) != normalize(ev.Text) {
+					t.Errorf("segment %q: words %q", ev.Text, ws)
+				}
+				all = append(all, ws...)
+			}
+			if words && !strings.Contains(normalize(strings.Join(all, " ")), jfkWords) {
+				t.Errorf("words %q", all)
+			}
+		})
+	}
+}
+
 // TestWords: timestamp_granularities[]=word gives verbose_json's words.
 func TestWords(t *testing.T) {
 	url, _ := realServer(t)

@@ -810,6 +810,7 @@ func (d *liveDecoder) segments(tr *decode.Transcript, words [][]Word, it liveIte
 			for _, w := range words[i] {
 				seg.Words = append(seg.Words, Word{Text: w.Text, Start: min(base+w.Start, end), End: min(base+w.End, end), Probability: w.Probability})
 			}
+			seg.spanWords()
 		}
 		segs = append(segs, seg)
 	}

@@ -310,6 +310,7 @@ func (t *Transcriber) Transcribe(ctx context.Context, in Input, o Options, emit 
 				for _, w := range h.words[i] {
 					seg.Words = append(seg.Words, Word{Text: w.Text, Start: base + w.Start, End: base + w.End, Probability: w.Probability})
 				}
+				seg.spanWords()
 			}
 			ids++
 			if err := emit(seg); err != nil {
@@ -368,6 +369,16 @@ func timeWords(ctx context.Context, a *whisper.Audio, tr *decode.Transcript, tas
 		i = j
 	}
 	return out, nil
+}
+
+// spanWords makes a segment with timed words start at its first word and
+// end at its last, as openai-whisper's add_word_timestamps does: the
+// alignment places words more precisely than the decoder's timestamp
+// tokens, and a word must not lie outside its segment.
+func (s *Segment) spanWords() {
+	if len(s.Words) > 0 {
+		s.Start, s.End = s.Words[0].Start, s.Words[len(s.Words)-1].End
+	}
 }
 
 // maxFill is the longest gap between two VAD segments of one utterance
