@@ -107,6 +107,12 @@ type Segmenter struct {
 	// already, its end waiting for the next segment's start.
 	havePending bool
 	pending     Segment
+	// shift, when set, is how far the open segment's start moves back
+	// when it is emitted: settle emitted the segment before it early, its
+	// end halfway into the gap between them (emit's rule), once the open
+	// segment was sure to be kept.
+	haveShift bool
+	shift     int64
 }
 
 // NewSegmenter returns a segmenter for probabilities of consecutive chunks
@@ -140,6 +146,7 @@ func (s *Segmenter) Reset() {
 	s.i, s.triggered, s.haveCur, s.curStart, s.tempEnd = 0, false, false, 0, 0
 	s.possible = s.possible[:0]
 	s.havePending = false
+	s.haveShift = false
 }
 
 // Window returns the chunk length in samples.
@@ -225,9 +232,13 @@ func (s *Segmenter) step(prob float64, pos int64, dst []Segment) []Segment {
 // this one's start, and pads this one's start, which depends on the pending
 // segment's end.
 func (s *Segmenter) emit(seg Segment, dst []Segment) []Segment {
-	if !s.havePending {
+	switch {
+	case s.haveShift:
+		seg.Start = max(0, seg.Start-s.shift)
+		s.haveShift = false
+	case !s.havePending:
 		seg.Start = int64(max(0, float64(seg.Start)-s.pad))
-	} else {
+	default:
 		p := s.pending
 		gap := seg.Start - p.End
 		if float64(gap) < 2*s.pad {
@@ -247,7 +258,12 @@ func (s *Segmenter) emit(seg Segment, dst []Segment) []Segment {
 
 // settle emits the pending segment early when no later segment can start
 // close enough to change its end: the next segment starts no earlier than
-// the open one (if any) and no earlier than the next chunk.
+// the open one (if any) and no earlier than the next chunk. When the open
+// segment starts close enough to share the gap, the pending one's end is
+// known as soon as the open one is sure to be kept (it ends no earlier
+// than its pending silence or the stream's last chunk, and the reference
+// keeps it when that is longer than MinSpeech): a live caller then gets an
+// utterance when the next one is under way, not when the next one ends.
 func (s *Segmenter) settle(dst []Segment) []Segment {
 	if !s.havePending {
 		return dst
@@ -255,6 +271,17 @@ func (s *Segmenter) settle(dst []Segment) []Segment {
 	next := s.window * s.i
 	if s.haveCur {
 		next = min(next, s.curStart)
+		minEnd := s.tempEnd
+		if minEnd == 0 {
+			minEnd = s.window*(s.i-1) + 1
+		}
+		if gap := s.curStart - s.pending.End; float64(gap) < 2*s.pad && float64(minEnd-s.curStart) > s.minSpeech {
+			p := s.pending
+			p.End += gap / 2
+			s.haveShift, s.shift = true, gap/2
+			s.havePending = false
+			return append(dst, p)
+		}
 	}
 	end := float64(s.pending.End) + s.pad
 	// The stream holds at least one sample of the last chunk: it is longer

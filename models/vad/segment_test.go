@@ -341,6 +341,58 @@ func TestSegmenterEmitsEarly(t *testing.T) {
 	}
 }
 
+// TestSegmenterEmitsBeforeNextEnds: a segment followed closely by another
+// (a gap under twice the padding, which the two share) is final once the
+// next one is sure to be kept — MinSpeech after its start — not when the
+// next one ends: a live caller gets an utterance while the next is spoken.
+func TestSegmenterEmitsBeforeNextEnds(t *testing.T) {
+	o := vad.DefaultOptions()
+	o.MinSpeech, o.MinSilence, o.SpeechPad = 250*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond
+	s, err := vad.NewSegmenter(16000, 512, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	speech := func(i int) bool { return i >= 10 && i < 30 || i >= 36 && i < 80 }
+	var got []vad.Segment
+	emittedAt := -1
+	for i := range 120 {
+		p := float32(0.05)
+		if speech(i) {
+			p = 0.9
+		}
+		got = s.Push(p, got)
+		if len(got) > 0 && emittedAt < 0 {
+			emittedAt = i
+		}
+	}
+	got = s.Flush(120*512, got)
+	// The second segment starts at chunk 36 (sample 18432); MinSpeech is
+	// 4000 samples, so chunk 44 is the first whose samples prove it longer.
+	if emittedAt != 44 {
+		t.Errorf("first segment emitted after chunk %d, want 44", emittedAt)
+	}
+	gap := int64(36*512 - 30*512)
+	want := []vad.Segment{{Start: 10*512 - 3200, End: 30*512 + gap/2}, {Start: 36*512 - gap/2, End: 80*512 + 3200}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if ref := referenceSegments(probsOf(120, speech), 120*512, 16000, o); !slices.Equal(ref, want) {
+		t.Errorf("reference gives %v, want %v", ref, want)
+	}
+}
+
+// probsOf returns n chunk probabilities: 0.9 where speech(i), else 0.05.
+func probsOf(n int, speech func(int) bool) []float32 {
+	p := make([]float32, n)
+	for i := range p {
+		p[i] = 0.05
+		if speech(i) {
+			p[i] = 0.9
+		}
+	}
+	return p
+}
+
 func TestSegmenterAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
