@@ -2,6 +2,7 @@ package scorecards
 
 import (
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/internal/procstat"
 	"github.com/tensorforge/forge/pipeline"
 	"github.com/tensorforge/forge/stage"
 )
@@ -25,6 +26,17 @@ func (c *Card) RecordEngine(e *graph.Engine) {
 	c.GraphBuilds = Int(gs.GraphBuilds)
 	c.Transfers = Int(gs.Transfers)
 	c.TransferBytes = Int(gs.TransferBytes)
+}
+
+// RecordRun fills the card when a run is over: the pipeline's metrics
+// (Record), the engine's counters (RecordEngine) and the process's peak
+// resident memory so far.
+func (c *Card) RecordRun(m pipeline.Metrics, e *graph.Engine) {
+	c.Record(m)
+	c.RecordEngine(e)
+	if peak := procstat.PeakRSS(); peak > 0 {
+		c.PeakBytes = Int(peak)
+	}
 }
 
 // Record fills the card from a finished pipeline's metrics: start time, wall

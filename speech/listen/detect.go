@@ -8,7 +8,6 @@ import (
 
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/internal/logging"
-	"github.com/tensorforge/forge/internal/procstat"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/pipeline"
 	"github.com/tensorforge/forge/scorecards"
@@ -90,12 +89,8 @@ func (d *Detector) Detect(ctx context.Context, in Input, o vad.Options, emit fun
 	res.card = func() *scorecards.Card {
 		card := scorecards.New("listen-vad")
 		card.AddModel("silero-vad", "v6", "")
-		card.Record(res.Metrics)
+		card.RecordRun(res.Metrics, d.eng)
 		card.SetAudioIn(res.Duration)
-		card.RecordEngine(d.eng)
-		if peak := procstat.PeakRSS(); peak > 0 {
-			card.PeakBytes = scorecards.Int(peak)
-		}
 		card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(d.loaded.Microseconds())/1000))
 		return card
 	}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tensorforge/forge/internal/procstat"
 	"github.com/tensorforge/forge/models/vad"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
@@ -509,12 +508,8 @@ func (t *Transcriber) scorecard(pipelineName string, res *Result, withVAD bool) 
 	if withVAD {
 		card.AddModel("silero-vad", "v6", "")
 	}
-	card.Record(res.Metrics)
+	card.RecordRun(res.Metrics, t.eng)
 	card.SetAudioIn(res.Duration)
-	card.RecordEngine(t.eng)
-	if peak := procstat.PeakRSS(); peak > 0 {
-		card.PeakBytes = scorecards.Int(peak)
-	}
 	card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(t.loaded.Microseconds())/1000))
 	card.SetLabel("language", res.Language)
 	return card

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/dsp/resample"
-	"github.com/tensorforge/forge/internal/procstat"
 	"github.com/tensorforge/forge/models/kokoro"
 	"github.com/tensorforge/forge/models/kokoro/g2p"
 	"github.com/tensorforge/forge/pipeline"
@@ -252,12 +251,8 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 		if s.float32 {
 			card.SetLabel("precision", "fp32")
 		}
-		card.Record(res.Metrics)
+		card.RecordRun(res.Metrics, s.eng)
 		card.SetAudioOut(res.Seconds())
-		card.RecordEngine(s.eng)
-		if peak := procstat.PeakRSS(); peak > 0 {
-			card.PeakBytes = scorecards.Int(peak)
-		}
 		return card
 	}
 	return res, nil
