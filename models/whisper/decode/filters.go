@@ -192,7 +192,7 @@ func maxOf(x []float32) float32 {
 // and greedy decoding takes one per token for the sampled token's
 // log-probability.
 func logSumExp(x []float32) float64 {
-	m := maxOf(x)
+	m := vmath.Max(x) // NaN if x holds one, and so is the sum
 	if math.IsInf(float64(m), -1) {
 		return float64(m)
 	}
