@@ -377,10 +377,12 @@ func (j *bf16Job) pairsTask(t, slot int) {
 	w, pk := j.w, j.w.pk
 	mr, nr := pk.mr, pk.nr
 	j0, j1, p0, p1 := j.span(t)
-	if j.tile[slot] == nil {
+	// The slot's tile may have been sized by another kernel (weights of
+	// different kernels share an engine), so check its size, not its presence.
+	if cap(j.tile[slot]) < mr*nr {
 		j.tile[slot] = make([]float32, mr*nr)
 	}
-	tile, c, ldc := j.tile[slot], j.c, j.ldc
+	tile, c, ldc := j.tile[slot][:mr*nr], j.c, j.ldc
 	for pc := 0; pc < w.kp; pc += w.kc {
 		d := min(w.kc, w.kp-pc)
 		ablk := j.apack[pc*j.panels*mr:]

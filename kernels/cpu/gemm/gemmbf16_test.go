@@ -318,3 +318,37 @@ func TestGemmBF16BadArgumentsPanic(t *testing.T) {
 		})
 	}
 }
+
+// TestGemmBF16KernelsShareEngine runs a weight packed for the portable
+// kernel and then one packed for each assembly kernel on one single-thread
+// engine, with edge tiles: the worker's tile, sized by the first kernel,
+// must be resized for the second (CI once panicked here when the two
+// kernels happened to meet on one worker slot).
+func TestGemmBF16KernelsShareEngine(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	tc := bf16Case{13, 40, 37, false, true, 0, true}
+	asm := 0
+	for _, pk := range bf16Kernels() {
+		if pk == genericBF16Kernel {
+			continue
+		}
+		asm++
+		e, err := NewGo(1, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		oracle := &bf16Kernel{name: genericBF16Kernel.name, mr: genericBF16Kernel.mr, nr: genericBF16Kernel.nr, kc: pk.kc, fn: genericBF16Kernel.fn}
+		a, lda, b, ldb, bias, _, _, _, _ := bf16Operands(r, tc)
+		want, got := make([]float32, tc.m*tc.n), make([]float32, tc.m*tc.n)
+		e.GemmBF16(tc.transA, tc.m, a, lda, packBF16Pairs(oracle, tc.transB, tc.k, tc.n, b, ldb), bias, want, tc.n)
+		e.GemmBF16(tc.transA, tc.m, a, lda, packBF16Pairs(pk, tc.transB, tc.k, tc.n, b, ldb), bias, got, tc.n)
+		for x := range got {
+			if math.Float32bits(got[x]) != math.Float32bits(want[x]) {
+				t.Fatalf("%s after the portable kernel: C[%d,%d] = %v, want %v", pk.name, x/tc.n, x%tc.n, got[x], want[x])
+			}
+		}
+	}
+	if asm == 0 {
+		t.Skip("no bfloat16 assembly kernel on this CPU")
+	}
+}
