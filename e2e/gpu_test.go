@@ -124,6 +124,105 @@ func TestGPUWhisperVAD(t *testing.T) {
 	}
 }
 
+// unfused is the CUDA backend without its kernels.FusingPlanner
+// capability: the engine plans step by step, as before the merges.
+type unfused struct {
+	kernels.Backend
+	b *cuda.Backend
+}
+
+// Supports implements kernels.Supporter.
+func (u unfused) Supports(s *kernels.Step) bool { return u.b.Supports(s) }
+
+// Plan implements kernels.Planner.
+func (u unfused) Plan(steps []kernels.Step) (kernels.Plan, error) { return u.b.Plan(steps) }
+
+// TestGPUFusedDecoder: Whisper tiny's decoder steps with the int8 products
+// merged with their norms, elementwise steps and cache updates (fuse.go)
+// give the unmerged steps' logits: 36 greedy steps on jfk, logits within
+// 1e-4 (max abs; the merges keep the arithmetic, but NVRTC may contract a
+// product's scale and the bias after it into one fused multiply-add), the
+// same argmax at every step, and fewer kernel launches.
+func TestGPUFusedDecoder(t *testing.T) {
+	ctx := context.Background()
+	be := gpu(t, kernels.F32)
+	clip, err := audio.ReadWAVFile(testenv.Shared(t, "data", "jfk.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		logits   [][]float32
+		launches int64
+	}
+	decodeWith := func(b kernels.Backend) run {
+		m, err := whisper.Open(ctx, graph.NewEngine(b), "tiny", whisper.F32)
+		if err != nil {
+			t.Skipf("SKIPPED: needs the model weights: %v", err)
+		}
+		defer m.Close()
+		a, err := m.NewAudio(clip.Samples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		feats, err := a.Features(nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := m.Encode(ctx, feats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		prefix := []int32{50258, 50259, 50359, 50363}
+		logits := [][]float32{make([]float32, m.Config().Vocab)}
+		if err := w.Start(ctx, 1, prefix, []int{len(prefix) - 1}, logits); err != nil {
+			t.Fatal(err)
+		}
+		var r run
+		r.logits = append(r.logits, slices.Clone(logits[0]))
+		d0 := be.Stats().Dispatches
+		for range 36 {
+			tok := int32(0)
+			for i, v := range logits[0] {
+				if v > logits[0][tok] {
+					tok = int32(i)
+				}
+			}
+			if err := w.Step(ctx, []int32{tok}, logits); err != nil {
+				t.Fatal(err)
+			}
+			r.logits = append(r.logits, slices.Clone(logits[0]))
+		}
+		r.launches = be.Stats().Dispatches - d0
+		return r
+	}
+	want := decodeWith(unfused{be, be})
+	got := decodeWith(be)
+	worst := 0.0
+	for s := range want.logits {
+		am := func(l []float32) int {
+			k := 0
+			for i, v := range l {
+				if v > l[k] {
+					k = i
+				}
+			}
+			return k
+		}
+		if a, b := am(got.logits[s]), am(want.logits[s]); a != b {
+			t.Errorf("step %d: merged argmax %d, unmerged %d", s, a, b)
+		}
+		for i := range want.logits[s] {
+			worst = max(worst, math.Abs(float64(got.logits[s][i]-want.logits[s][i])))
+		}
+	}
+	if !(worst <= 1e-4) {
+		t.Errorf("merged logits differ from unmerged by %g (max abs), want ≤ 1e-4", worst)
+	}
+	t.Logf("37 decoder runs: logits within %.3g; dispatches %d merged, %d unmerged (a replayed CUDA graph counts one)", worst, got.launches, want.launches)
+}
+
 // BenchmarkGPUWhisper times Whisper tiny on the GPU piece by piece, model
 // warm: the log-mel of jfk (host), one encoder window (with the
 // cross-attention keys and values), one greedy decoder step (position
@@ -134,19 +233,30 @@ func BenchmarkGPUWhisper(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, prec := range []kernels.DType{kernels.F32, kernels.F16} {
-		be := gpu(b, prec)
-		eng := graph.NewEngine(be)
+	// "-unfused" hides the backend's merges (kernels.FusingPlanner), for
+	// the figures before and after them.
+	for _, c := range []struct {
+		name string
+		prec kernels.DType
+		fuse bool
+	}{{"f32", kernels.F32, true}, {"f16", kernels.F16, true}, {"f16-unfused", kernels.F16, false}} {
+		be := gpu(b, c.prec)
+		var kb kernels.Backend = be
+		if !c.fuse {
+			kb = unfused{be, be}
+		}
+		eng := graph.NewEngine(kb)
 		m, err := whisper.Open(ctx, eng, "tiny", whisper.F32)
 		if err != nil {
 			b.Skipf("SKIPPED: needs the model weights: %v", err)
 		}
+		prec := c.name
 		opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
 		opts.Language = "en"
 		if _, err := m.Transcribe(ctx, clip.Samples, opts); err != nil {
 			b.Fatal(err)
 		}
-		b.Run(prec.String()+"/mel", func(b *testing.B) {
+		b.Run(prec+"/mel", func(b *testing.B) {
 			for range b.N {
 				a, err := m.NewAudio(clip.Samples)
 				if err != nil {
@@ -163,7 +273,7 @@ func BenchmarkGPUWhisper(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(prec.String()+"/encode", func(b *testing.B) {
+		b.Run(prec+"/encode", func(b *testing.B) {
 			for range b.N {
 				w, err := m.Encode(ctx, feats)
 				if err != nil {
@@ -172,7 +282,7 @@ func BenchmarkGPUWhisper(b *testing.B) {
 				w.Close()
 			}
 		})
-		b.Run(prec.String()+"/step", func(b *testing.B) {
+		b.Run(prec+"/step", func(b *testing.B) {
 			w, err := m.Encode(ctx, feats)
 			if err != nil {
 				b.Fatal(err)
@@ -210,7 +320,7 @@ func BenchmarkGPUWhisper(b *testing.B) {
 			// every step's kernels where profiling keeps graphs off.
 			b.ReportMetric(float64(be.Stats().Dispatches-d0)/float64(b.N), "launches/op")
 		})
-		b.Run(prec.String()+"/transcribe", func(b *testing.B) {
+		b.Run(prec+"/transcribe", func(b *testing.B) {
 			for range b.N {
 				if _, err := m.Transcribe(ctx, clip.Samples, opts); err != nil {
 					b.Fatal(err)

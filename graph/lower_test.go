@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -182,5 +183,49 @@ func TestPlanner(t *testing.T) {
 	}
 	if b.plans != 1 || b.runs != 3 {
 		t.Errorf("%d plans and %d plan runs for one program run three times, want 1 and 3", b.plans, b.runs)
+	}
+}
+
+// fusing is a backend with kernels.FusingPlanner that records, for each
+// step's output, what the engine says about it being read after the run.
+type fusing struct {
+	limited
+	after map[kernels.Op]bool // by the op that wrote it
+}
+
+func (f *fusing) Plan(steps []kernels.Step) (kernels.Plan, error) {
+	return nil, errors.New("Plan called on a FusingPlanner")
+}
+
+func (f *fusing) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) bool) (kernels.Plan, error) {
+	for _, s := range steps {
+		f.after[s.Op] = readAfter(s.Out[0])
+	}
+	return replay{&planning{}, steps}, nil
+}
+
+// TestFusingPlannerReadAfter: a device run's intermediate is read after it
+// when a host run reads it, or when it is a program output; one read only
+// inside its run is not.
+func TestFusingPlannerReadAfter(t *testing.T) {
+	ctx := context.Background()
+	b := &fusing{limited: limited{cpu.New(), map[kernels.Op]bool{kernels.OpFused: true, kernels.OpLayerNorm: true, kernels.OpMatMul: true}}, after: map[kernels.Op]bool{}}
+	g := graph.New()
+	x := g.InputF32("x", graph.Shape{2, 4}, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	w := g.ParamF32("w", graph.Shape{4, 4}, []float32{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})
+	h := x.MatMul(w).Softmax(-1)                                     // the product is read by the host's softmax
+	y := h.LayerNorm(graph.Tensor{}, graph.Tensor{}, 1e-5).MatMul(w) // the norm only by the product after it
+	vals, err := graph.NewEngine(b).Eval(ctx, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals[0].F32()) != 8 {
+		t.Fatalf("output %v", vals[0].F32())
+	}
+	want := map[kernels.Op]bool{kernels.OpLayerNorm: false, kernels.OpMatMul: true}
+	for op, w := range want {
+		if got, ok := b.after[op]; !ok || got != w {
+			t.Errorf("%s's output read after its run: %v (seen %v), want %v", op, got, ok, w)
+		}
 	}
 }

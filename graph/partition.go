@@ -55,7 +55,13 @@ func (e *Engine) partition(p *plan) error {
 			continue
 		}
 		if e.planner != nil {
-			pl, err := e.planner.Plan(p.steps[r.lo:r.hi])
+			var pl kernels.Plan
+			var err error
+			if fp, ok := e.planner.(kernels.FusingPlanner); ok {
+				pl, err = fp.PlanFusing(p.steps[r.lo:r.hi], p.readAfter(r.hi))
+			} else {
+				pl, err = e.planner.Plan(p.steps[r.lo:r.hi])
+			}
 			if err != nil {
 				p.release()
 				return fmt.Errorf("graph: %s: planning steps %d-%d: %w", e.backend.Name(), r.lo, r.hi-1, err)
@@ -64,6 +70,35 @@ func (e *Engine) partition(p *plan) error {
 		}
 	}
 	return nil
+}
+
+// readAfter returns whether elements of a view may be read once steps
+// [0, hi) have run: any buffer but the arena may be (program outputs and
+// states by the caller, constants and inputs again on the next run); an
+// arena range only if a later step reads bytes of it (conservatively, even
+// after a later step has rewritten them).
+func (p *plan) readAfter(hi int) func(v kernels.View) bool {
+	return func(v kernels.View) bool {
+		if v.Slot != 0 {
+			return true
+		}
+		lo, end := v.Span()
+		sz := max(v.DType.Size(), 1)
+		lo, end = lo*sz, end*sz
+		for _, st := range p.steps[hi:] {
+			for _, u := range st.In {
+				if u.Slot != 0 {
+					continue
+				}
+				ulo, uend := u.Span()
+				usz := max(u.DType.Size(), 1)
+				if ulo*usz < end && uend*usz > lo {
+					return true
+				}
+			}
+		}
+		return false
+	}
 }
 
 // transfers returns what a host run must copy from the device before it

@@ -142,6 +142,19 @@ type Planner interface {
 	Plan(steps []Step) (Plan, error)
 }
 
+// FusingPlanner is an optional capability of a Planner that merges steps
+// (a product and the elementwise step after it, a norm into the products
+// that read it) when the intermediate tensor between them is not needed.
+// Whether it is depends on what runs after the plan, which only the
+// caller knows, so the caller says.
+type FusingPlanner interface {
+	// PlanFusing is Plan, except that running the plan may leave unwritten
+	// the elements a step writes that readAfter reports nobody reads after
+	// the plan (no later step, host copy or caller). readAfter is only
+	// called during PlanFusing.
+	PlanFusing(steps []Step, readAfter func(v View) bool) (Plan, error)
+}
+
 // Plan is a backend's prepared form of a run of steps.
 type Plan interface {
 	// Run enqueues every step of the plan on q with the buffer table bufs.

@@ -14,10 +14,19 @@ import (
 	"github.com/tensorforge/forge/kernels/cuda/nvrtc"
 )
 
-// fixedSource holds the hand-written kernels.
+// commonSource holds what the hand-written kernels share with generated
+// ones: helpers and the cores of the int8 product and the row norm.
+//
+//go:embed common.cuh
+var commonSource string
+
+// kernelsSource holds the hand-written kernels (after commonSource).
 //
 //go:embed kernels.cu
-var fixedSource string
+var kernelsSource string
+
+// fixedSource is the program of the hand-written kernels.
+var fixedSource = commonSource + kernelsSource
 
 // modules compiles CUDA C with NVRTC and loads it, caching the PTX in
 // memory and on disk (keyed by a hash of the source, the architecture and

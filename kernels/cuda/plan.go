@@ -20,10 +20,29 @@ import (
 // step, so that everything a run needs (workspace, cuBLASLt's algorithm
 // choice) exists before a capture, which must not allocate.
 func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
+	return b.PlanFusing(steps, func(kernels.View) bool { return true })
+}
+
+// PlanFusing implements kernels.FusingPlanner: Plan, with the int8
+// products merged with the norm before them and the elementwise step and
+// cache update after them where readAfter allows (fuse.go).
+func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) bool) (kernels.Plan, error) {
 	p := &plan{b: b, steps: steps, fused: make([]*preparedFused, len(steps)), graphs: map[string]*capture{}}
+	lins, merged := fuse(steps, readAfter)
 	for i := range steps {
 		s := &steps[i]
+		if merged[i] {
+			continue
+		}
 		p.scratch = max(p.scratch, scratchBytes(s, b))
+		if f := lins[i]; f != nil {
+			if err := f.prepare(b, steps); err != nil {
+				return nil, fmt.Errorf("cuda: step %d (%s) merged with %v: %w", i, s.Name, f.steps(), err)
+			}
+			p.items = append(p.items, planItem{step: i, lin: f})
+			continue
+		}
+		p.items = append(p.items, planItem{step: i})
 		var f *preparedFused
 		var err error
 		switch s.Op {
@@ -40,6 +59,13 @@ func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
 		p.fused[i] = f
 	}
 	return p, nil
+}
+
+// planItem is one launch of a plan: a step, or a product with the steps
+// merged into it.
+type planItem struct {
+	step int
+	lin  *fusedLinear
 }
 
 // preparedFused is a generated kernel (a fused step or a reduction)
@@ -119,6 +145,7 @@ type plan struct {
 	b       *Backend
 	steps   []kernels.Step
 	fused   []*preparedFused
+	items   []planItem // the launches, in order
 	scratch int
 
 	mu        sync.Mutex
@@ -190,12 +217,12 @@ func (p *plan) Run(ctx context.Context, kq kernels.Queue, bufs []kernels.Buffer)
 	})
 }
 
-// launchAll launches every step (on the backend's thread).
+// launchAll launches every item (on the backend's thread).
 func (p *plan) launchAll(q *queue, bufs []kernels.Buffer) error {
 	if p.b.prof != nil {
-		return p.b.prof.run(p.b, q, p.steps, func(i int) error { return p.launchOne(q, bufs, i) })
+		return p.b.prof.run(p.b, q, len(p.items), p.profileKey, func(i int) error { return p.launchOne(q, bufs, i) })
 	}
-	for i := range p.steps {
+	for i := range p.items {
 		if err := p.launchOne(q, bufs, i); err != nil {
 			return err
 		}
@@ -203,18 +230,45 @@ func (p *plan) launchAll(q *queue, bufs []kernels.Buffer) error {
 	return nil
 }
 
-// launchOne launches step i.
+// launchOne launches item i.
 func (p *plan) launchOne(q *queue, bufs []kernels.Buffer, i int) error {
+	it := p.items[i]
 	var err error
-	if f := p.fused[i]; f != nil {
-		err = f.launch(q, bufs)
-	} else {
-		err = q.launch(&p.steps[i], bufs)
+	switch {
+	case it.lin != nil:
+		err = it.lin.launch(q, p.steps, bufs)
+	case p.fused[it.step] != nil:
+		err = p.fused[it.step].launch(q, bufs)
+	default:
+		err = q.launch(&p.steps[it.step], bufs)
 	}
 	if err != nil {
-		return fmt.Errorf("step %d (%s): %w", i, p.steps[i].Name, err)
+		return fmt.Errorf("step %d (%s): %w", it.step, p.steps[it.step].Name, err)
 	}
 	return nil
+}
+
+// profileKey names item i in profiles: the kind of step and its output
+// shape, and what tells alike steps apart.
+func (p *plan) profileKey(i int) string {
+	it := p.items[i]
+	if it.lin != nil {
+		return it.lin.profileKey(p.steps)
+	}
+	s := &p.steps[it.step]
+	key := s.Op.String()
+	if len(s.Out) > 0 {
+		key += fmt.Sprint(s.Out[0].Shape)
+	}
+	switch s.Op {
+	case kernels.OpFused, kernels.OpReduce:
+		key += " " + s.Name
+	case kernels.OpAttention:
+		// A decoder's self- and cross-attention share the output shape;
+		// the keys tell them apart.
+		key += fmt.Sprintf(" keys %v", s.In[1].Shape)
+	}
+	return key
 }
 
 // record captures the steps on q's stream into an instantiated graph.

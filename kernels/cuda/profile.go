@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cuda/driver"
 )
 
@@ -25,19 +24,19 @@ type profEntry struct {
 	ms    float64
 }
 
-// run launches steps with events around each and adds their device times
-// (on the backend's thread).
-func (pr *profiler) run(b *Backend, q *queue, steps []kernels.Step, launch func(i int) error) error {
+// run launches n items with events around each and adds their device
+// times, under the names key gives them (on the backend's thread).
+func (pr *profiler) run(b *Backend, q *queue, n int, key func(i int) string, launch func(i int) error) error {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	for len(pr.events) < 2*len(steps) {
+	for len(pr.events) < 2*n {
 		e, err := b.drv.EventCreate(driver.EventDefault)
 		if err != nil {
 			return err
 		}
 		pr.events = append(pr.events, e)
 	}
-	for i := range steps {
+	for i := 0; i < n; i++ {
 		if err := b.drv.EventRecord(pr.events[2*i], q.stream); err != nil {
 			return err
 		}
@@ -51,28 +50,16 @@ func (pr *profiler) run(b *Backend, q *queue, steps []kernels.Step, launch func(
 	if err := b.drv.StreamSynchronize(q.stream); err != nil {
 		return err
 	}
-	for i := range steps {
+	for i := 0; i < n; i++ {
 		ms, err := b.drv.EventElapsedTime(pr.events[2*i], pr.events[2*i+1])
 		if err != nil {
 			return err
 		}
-		s := &steps[i]
-		key := s.Op.String()
-		if len(s.Out) > 0 {
-			key += fmt.Sprint(s.Out[0].Shape)
-		}
-		switch s.Op {
-		case kernels.OpFused, kernels.OpReduce:
-			key += " " + s.Name
-		case kernels.OpAttention:
-			// A decoder's self- and cross-attention share the output
-			// shape; the keys tell them apart.
-			key += fmt.Sprintf(" keys %v", s.In[1].Shape)
-		}
-		e := pr.byKey[key]
+		k := key(i)
+		e := pr.byKey[k]
 		if e == nil {
 			e = &profEntry{}
-			pr.byKey[key] = e
+			pr.byKey[k] = e
 		}
 		e.count++
 		e.ms += float64(ms)

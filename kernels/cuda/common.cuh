@@ -1,0 +1,165 @@
+// Helpers shared by the hand-written kernels (kernels.cu) and the kernels
+// the backend generates around them (fused products, fuse.go): typedefs,
+// reductions, error reporting, and the cores of the weight-only int8
+// product and of the row norm, written as device functions so that a
+// generated kernel can put its own prologue and store around them.
+
+typedef long long i64;
+typedef unsigned char u8;
+typedef signed char i8;
+
+#define FINF __int_as_float(0x7f800000)
+
+// fail records the first error code of a queue.
+__device__ __forceinline__ void fail(int* err, int code) { atomicCAS(err, 0, code); }
+
+__device__ __forceinline__ i64 index_at(const void* p, int is64, i64 i) {
+	return is64 ? ((const i64*)p)[i] : (i64)((const int*)p)[i];
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ double warp_sum_d(double v) {
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+// block_sum_d sums v over the block (blockDim.x a multiple of 32, ≤ 1024);
+// every thread gets the total. scratch holds 32 doubles.
+__device__ double block_sum_d(double v, double* scratch) {
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+	v = warp_sum_d(v);
+	__syncthreads();
+	if (lane == 0) scratch[warp] = v;
+	__syncthreads();
+	double t = lane < nw ? scratch[lane] : 0.0;
+	t = warp_sum_d(t);
+	return t;
+}
+
+__device__ float block_max(float v, float* scratch) {
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+	v = warp_max(v);
+	__syncthreads();
+	if (lane == 0) scratch[warp] = v;
+	__syncthreads();
+	float t = lane < nw ? scratch[lane] : -FINF;
+	return warp_max(t);
+}
+
+// ---------------------------------------------------------------------------
+// Weight-only int8 products
+
+// byte_diff is byte i (0–3) of the word v as a number (signed or not)
+// minus zero, exactly: the byte goes into the mantissa of 2^23 and one
+// subtraction removes 2^23 and the zero point together, cheaper than an
+// integer-to-float conversion (a quarter-rate instruction).
+__device__ __forceinline__ float byte_diff(unsigned v, int i, int isSigned, float bias) {
+	unsigned b = ((v >> (8 * i)) & 0xffu) ^ (isSigned ? 0x80u : 0u);
+	return __uint_as_float(0x4b000000u | b) - bias;
+}
+
+// linear_q_core: y [M, N] = x [M, K] · ((w [N, K] − zero)·scale)ᵀ, w bytes
+// (signed when isSigned), scale and zero one value each. One warp per
+// output column at a time, the warps of the grid striding over the
+// columns (a grid as large as the columns spent longer scheduling blocks
+// than reading weights: 6,484 blocks for Whisper's vocabulary); each
+// weight row streams once for up to 8 rows of x. A decoder step is a
+// product with one row of x, bound by streaming the weights: where rows
+// are whole 16-byte words, each lane loads 16 weight bytes at once (one
+// byte per lane left most of each memory transaction unused).
+//
+// The core hands each output to st(m, n, value) on lane 0 of the warp that
+// computed it: forge_linear_q stores it, a generated kernel may transform
+// it or store it elsewhere.
+template <class Store>
+__device__ __forceinline__ void linear_q_core(const float* x, const void* w, const float* scale, const void* zero, int M, int N, int K, int isSigned, Store st) {
+	int lane = threadIdx.x & 31;
+	int warps = (gridDim.x * blockDim.x) >> 5;
+	float sc = scale[0];
+	float z = isSigned ? (float)((const i8*)zero)[0] : (float)((const u8*)zero)[0];
+	float bias = 8388608.f + z + (isSigned ? 128.f : 0.f);
+	bool vec = (K & 15) == 0 && (((unsigned long long)x | (unsigned long long)w) & 15) == 0;
+	for (int n = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; n < N; n += warps) {
+		const u8* wu = (const u8*)w + (i64)n * K;
+		const i8* ws = (const i8*)w + (i64)n * K;
+		for (int m0 = 0; m0 < M; m0 += 8) {
+			int mc = min(8, M - m0);
+			float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+			if (vec) {
+				for (int k = 16 * lane; k < K; k += 512) {
+					uint4 wv = *(const uint4*)(wu + k);
+					unsigned words[4] = {wv.x, wv.y, wv.z, wv.w};
+					float wf[16];
+#pragma unroll
+					for (int e = 0; e < 16; e++) wf[e] = byte_diff(words[e >> 2], e & 3, isSigned, bias);
+#pragma unroll
+					for (int i = 0; i < 8; i++) {
+						if (i >= mc) continue;
+						const float4* xr = (const float4*)(x + (i64)(m0 + i) * K + k);
+#pragma unroll
+						for (int j = 0; j < 4; j++) {
+							float4 f = xr[j];
+							acc[i] = fmaf(f.x, wf[4 * j], acc[i]);
+							acc[i] = fmaf(f.y, wf[4 * j + 1], acc[i]);
+							acc[i] = fmaf(f.z, wf[4 * j + 2], acc[i]);
+							acc[i] = fmaf(f.w, wf[4 * j + 3], acc[i]);
+						}
+					}
+				}
+			} else {
+				for (int k = lane; k < K; k += 32) {
+					float wv = (isSigned ? (float)ws[k] : (float)wu[k]) - z;
+#pragma unroll
+					for (int i = 0; i < 8; i++)
+						if (i < mc) acc[i] = fmaf(x[(i64)(m0 + i) * K + k], wv, acc[i]);
+				}
+			}
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				if (i >= mc) continue;
+				float v = warp_sum(acc[i]);
+				if (lane == 0) st(m0 + i, n, v * sc);
+			}
+		}
+	}
+}
+
+
+// row_norm_rows normalizes the m rows of x (n values each) into y as
+// forge_layer_norm does (the same sums in the same order for a block of
+// the same size, so the same values): a product's prologue when the norm
+// before it is fused into it. Every thread of the block must call it.
+__device__ void row_norm_rows(const float* x, const float* w, const float* b, float* y, int m, int n, float eps, double* sd) {
+	for (int r = 0; r < m; r++) {
+		const float* xr = x + (i64)r * n;
+		float* yr = y + (i64)r * n;
+		double s = 0;
+		for (int j = threadIdx.x; j < n; j += blockDim.x) s += xr[j];
+		double mean = block_sum_d(s, sd) / n;
+		double ss = 0;
+		for (int j = threadIdx.x; j < n; j += blockDim.x) {
+			double d = xr[j] - mean;
+			ss += d * d;
+		}
+		double var = block_sum_d(ss, sd) / n;
+		float inv = (float)(1.0 / sqrt(var + (double)eps));
+		float mf = (float)mean;
+		for (int j = threadIdx.x; j < n; j += blockDim.x) {
+			float v = (xr[j] - mf) * inv;
+			if (w) v *= w[j];
+			if (b) v += b[j];
+			yr[j] = v;
+		}
+		__syncthreads(); // block_sum_d's scratch is reused by the next row
+	}
+}
+
