@@ -35,13 +35,29 @@ type fusedRun struct {
 
 // fused evaluates a kernels.Expr over every element of the output view.
 func (b *Backend) fused(s *kernels.Step, bufs []kernels.Buffer) error {
-	out := s.Out[0]
+	return b.fusedAlong(s, bufs, innerAxis(s))
+}
+
+// fusedAlong is fused walking axis a innermost, in tiles. Each element is
+// computed alone, so the axis changes the speed, not the result: a short
+// last axis (nearest upsampling's copy of [L, 2], twice as long as its
+// source) would make every two elements a work unit of their own, with
+// its offsets and instruction dispatch.
+func (b *Backend) fusedAlong(s *kernels.Step, bufs []kernels.Buffer, a int) error {
+	out, ins := s.Out[0], s.In
 	n := out.Len()
 	if n == 0 {
 		return nil
 	}
+	if last := len(out.Shape) - 1; a != last {
+		out = swapAxes(out, a)
+		ins = make([]kernels.View, len(s.In))
+		for i, v := range s.In {
+			ins[i] = swapAxes(v, a)
+		}
+	}
 	inner := out.Shape[len(out.Shape)-1]
-	r := fusedRun{e: s.Expr, out: out, ins: s.In, bufs: bufs, inner: inner, tilesPerRow: (inner + tile - 1) / tile}
+	r := fusedRun{e: s.Expr, out: out, ins: ins, bufs: bufs, inner: inner, tilesPerRow: (inner + tile - 1) / tile}
 	units := n / inner * r.tilesPerRow
 	const grain = 16384 / tile
 	if !b.split(units, grain) {
@@ -51,6 +67,43 @@ func (b *Backend) fused(s *kernels.Step, bufs []kernels.Buffer) error {
 	shared := r // only the parallel path moves the run to the heap
 	b.parallelFor(units, grain, func(lo, hi int) { shared.run(lo, hi) })
 	return nil
+}
+
+// shortInner is the last-axis extent below which fused walks another axis
+// innermost.
+const shortInner = 16
+
+// innerAxis picks the axis fused walks innermost: the last one, unless it
+// is shorter than shortInner and another is at least shortInner times as
+// long (then the longest such).
+func innerAxis(s *kernels.Step) int {
+	shape := s.Out[0].Shape
+	last := len(shape) - 1
+	if last < 1 || shape[last] >= shortInner {
+		return last
+	}
+	for _, v := range s.In {
+		if len(v.Shape) != len(shape) {
+			return last
+		}
+	}
+	best := last
+	for a := range last {
+		if shape[a] >= shortInner*shape[last] && shape[a] > shape[best] {
+			best = a
+		}
+	}
+	return best
+}
+
+// swapAxes returns v with axis a and the last axis exchanged.
+func swapAxes(v kernels.View, a int) kernels.View {
+	last := len(v.Shape) - 1
+	v.Shape = append([]int(nil), v.Shape...)
+	v.Strides = append([]int(nil), v.Strides...)
+	v.Shape[a], v.Shape[last] = v.Shape[last], v.Shape[a]
+	v.Strides[a], v.Strides[last] = v.Strides[last], v.Strides[a]
+	return v
 }
 
 // run evaluates work units [lo, hi).
