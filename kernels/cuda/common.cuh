@@ -79,60 +79,78 @@ __device__ __forceinline__ float byte_diff(unsigned v, int i, int isSigned, floa
 //
 // The core hands each output to st(m, n, value) on lane 0 of the warp that
 // computed it: forge_linear_q stores it, a generated kernel may transform
-// it or store it elsewhere.
+// it or store it elsewhere. linear_q_column is one column's work, for
+// generated kernels that compute several products in one grid.
+struct linear_q_weights {
+	const u8* w;
+	float sc, z, bias;
+	int isSigned;
+	bool vec;
+};
+
+__device__ __forceinline__ linear_q_weights linear_q_prepare(const float* x, const void* w, const float* scale, const void* zero, int K, int isSigned) {
+	linear_q_weights q;
+	q.w = (const u8*)w;
+	q.sc = scale[0];
+	q.z = isSigned ? (float)((const i8*)zero)[0] : (float)((const u8*)zero)[0];
+	q.bias = 8388608.f + q.z + (isSigned ? 128.f : 0.f);
+	q.isSigned = isSigned;
+	q.vec = (K & 15) == 0 && (((unsigned long long)x | (unsigned long long)w) & 15) == 0;
+	return q;
+}
+
 template <class Store>
-__device__ __forceinline__ void linear_q_core(const float* x, const void* w, const float* scale, const void* zero, int M, int N, int K, int isSigned, Store st) {
+__device__ __forceinline__ void linear_q_column(const float* x, const linear_q_weights& q, int M, int K, int n, Store st) {
 	int lane = threadIdx.x & 31;
-	int warps = (gridDim.x * blockDim.x) >> 5;
-	float sc = scale[0];
-	float z = isSigned ? (float)((const i8*)zero)[0] : (float)((const u8*)zero)[0];
-	float bias = 8388608.f + z + (isSigned ? 128.f : 0.f);
-	bool vec = (K & 15) == 0 && (((unsigned long long)x | (unsigned long long)w) & 15) == 0;
-	for (int n = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; n < N; n += warps) {
-		const u8* wu = (const u8*)w + (i64)n * K;
-		const i8* ws = (const i8*)w + (i64)n * K;
-		for (int m0 = 0; m0 < M; m0 += 8) {
-			int mc = min(8, M - m0);
-			float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-			if (vec) {
-				for (int k = 16 * lane; k < K; k += 512) {
-					uint4 wv = *(const uint4*)(wu + k);
-					unsigned words[4] = {wv.x, wv.y, wv.z, wv.w};
-					float wf[16];
+	const u8* wu = q.w + (i64)n * K;
+	const i8* ws = (const i8*)q.w + (i64)n * K;
+	for (int m0 = 0; m0 < M; m0 += 8) {
+		int mc = min(8, M - m0);
+		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		if (q.vec) {
+			for (int k = 16 * lane; k < K; k += 512) {
+				uint4 wv = *(const uint4*)(wu + k);
+				unsigned words[4] = {wv.x, wv.y, wv.z, wv.w};
+				float wf[16];
 #pragma unroll
-					for (int e = 0; e < 16; e++) wf[e] = byte_diff(words[e >> 2], e & 3, isSigned, bias);
+				for (int e = 0; e < 16; e++) wf[e] = byte_diff(words[e >> 2], e & 3, q.isSigned, q.bias);
 #pragma unroll
-					for (int i = 0; i < 8; i++) {
-						if (i >= mc) continue;
-						const float4* xr = (const float4*)(x + (i64)(m0 + i) * K + k);
+				for (int i = 0; i < 8; i++) {
+					if (i >= mc) continue;
+					const float4* xr = (const float4*)(x + (i64)(m0 + i) * K + k);
 #pragma unroll
-						for (int j = 0; j < 4; j++) {
-							float4 f = xr[j];
-							acc[i] = fmaf(f.x, wf[4 * j], acc[i]);
-							acc[i] = fmaf(f.y, wf[4 * j + 1], acc[i]);
-							acc[i] = fmaf(f.z, wf[4 * j + 2], acc[i]);
-							acc[i] = fmaf(f.w, wf[4 * j + 3], acc[i]);
-						}
+					for (int j = 0; j < 4; j++) {
+						float4 f = xr[j];
+						acc[i] = fmaf(f.x, wf[4 * j], acc[i]);
+						acc[i] = fmaf(f.y, wf[4 * j + 1], acc[i]);
+						acc[i] = fmaf(f.z, wf[4 * j + 2], acc[i]);
+						acc[i] = fmaf(f.w, wf[4 * j + 3], acc[i]);
 					}
 				}
-			} else {
-				for (int k = lane; k < K; k += 32) {
-					float wv = (isSigned ? (float)ws[k] : (float)wu[k]) - z;
-#pragma unroll
-					for (int i = 0; i < 8; i++)
-						if (i < mc) acc[i] = fmaf(x[(i64)(m0 + i) * K + k], wv, acc[i]);
-				}
 			}
+		} else {
+			for (int k = lane; k < K; k += 32) {
+				float wv = (q.isSigned ? (float)ws[k] : (float)wu[k]) - q.z;
 #pragma unroll
-			for (int i = 0; i < 8; i++) {
-				if (i >= mc) continue;
-				float v = warp_sum(acc[i]);
-				if (lane == 0) st(m0 + i, n, v * sc);
+				for (int i = 0; i < 8; i++)
+					if (i < mc) acc[i] = fmaf(x[(i64)(m0 + i) * K + k], wv, acc[i]);
 			}
+		}
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			if (i >= mc) continue;
+			float v = warp_sum(acc[i]);
+			if (lane == 0) st(m0 + i, n, v * q.sc);
 		}
 	}
 }
 
+template <class Store>
+__device__ __forceinline__ void linear_q_core(const float* x, const void* w, const float* scale, const void* zero, int M, int N, int K, int isSigned, Store st) {
+	int warps = (gridDim.x * blockDim.x) >> 5;
+	linear_q_weights q = linear_q_prepare(x, w, scale, zero, K, isSigned);
+	for (int n = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; n < N; n += warps) linear_q_column(x, q, M, K, n, st);
+}
 
 // row_norm_rows normalizes the m rows of x (n values each) into y as
 // forge_layer_norm does (the same sums in the same order for a block of

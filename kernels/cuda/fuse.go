@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tensorforge/forge/kernels"
@@ -42,7 +43,8 @@ const (
 	fuseMaxShared = 32 << 10
 )
 
-// fusedLinear is an int8 product launched with the steps merged into it.
+// fusedLinear is an int8 product with the steps merged into it: one part
+// of a linGroup.
 type fusedLinear struct {
 	lin  int // the product's step
 	norm int // the layer norm step it normalizes its input with, or -1
@@ -50,12 +52,25 @@ type fusedLinear struct {
 	from int // the operand of ep that is the product's output (1 + input index)
 	upd  int // the slice update its results go into, or -1
 
-	fn     driver.Function
-	grid   uint32
-	shared uint32
 	epf    *codegen.Fused // ep lowered, for its pointers and parameters
 	params []byte
 }
+
+// linGroup is one launch: products that read the same input (the same
+// norm's input, or the same tensor), each with its merged steps, their
+// columns spread over one grid. A decoder layer's query, key and value
+// products are one group: each is a few microseconds of latency for a
+// trickle of work, so three in one grid cost about one.
+type linGroup struct {
+	parts []*fusedLinear
+
+	fn     driver.Function
+	grid   uint32
+	shared uint32
+}
+
+// fuseMaxParts bounds a group (its kernel's parameters grow with it).
+const fuseMaxParts = 4
 
 // steps lists the step indices the launch replaces, in order.
 func (f *fusedLinear) steps() []int {
@@ -68,13 +83,12 @@ func (f *fusedLinear) steps() []int {
 	return s
 }
 
-// fuse finds the merges in steps: for each product it can merge, its
-// fusedLinear, and for every step a merge replaces, whether it is launched
-// inside another (so not on its own). Norms are decided first: a product
-// that normalizes its own input reads the norm's input, not the norm's
-// output, which changes what its stores may overwrite.
-func fuse(steps []kernels.Step, readAfter func(kernels.View) bool) (lins map[int]*fusedLinear, merged []bool) {
-	lins = map[int]*fusedLinear{}
+// fuse finds the merges in steps: the groups, by the step of their first
+// product, and for every step, whether a group launches it (so it
+// is not launched on its own). Norms are decided first: a product that
+// normalizes its own input reads the norm's input, not the norm's output,
+// which changes what its stores may overwrite.
+func fuse(steps []kernels.Step, readAfter func(kernels.View) bool) (groups map[int]*linGroup, merged []bool) {
 	merged = make([]bool, len(steps))
 	normOf := map[int]int{}
 	for l := range steps {
@@ -88,15 +102,15 @@ func fuse(steps []kernels.Step, readAfter func(kernels.View) bool) (lins map[int
 			merged[l] = true
 		}
 	}
+	var parts []*fusedLinear
 	for i := range steps {
 		lin := &steps[i]
 		if lin.Op != kernels.OpLinearQ || merged[i] || !dense(lin.In[0]) || lin.Out[0].DType != kernels.F32 || !dense(lin.Out[0]) {
 			continue
 		}
 		f := &fusedLinear{lin: i, norm: -1, ep: -1, upd: -1}
-		reads := []kernels.View{lin.In[0]}
 		if l, ok := normOf[i]; ok {
-			f.norm, reads = l, steps[l].In
+			f.norm = l
 		}
 		out, last := lin.Out[0], i
 		if j := i + 1; j < len(steps) && steps[j].Op == kernels.OpFused {
@@ -105,24 +119,123 @@ func fuse(steps []kernels.Step, readAfter func(kernels.View) bool) (lins map[int
 			}
 		}
 		if u := last + 1; u < len(steps) && updatable(steps, out, u, readAfter) {
-			f.upd, out = u, steps[u].Out[0]
+			f.upd = u
 		}
 		// Warps store while other blocks still read the inputs: the
 		// stores must not land on them.
-		for _, v := range reads {
-			if overlaps(out, v) {
+		for _, v := range f.reads(steps) {
+			if overlaps(f.target(steps), v) {
 				f.ep, f.upd = -1, -1
 			}
 		}
-		if f.norm < 0 && f.ep < 0 && f.upd < 0 {
-			continue
-		}
-		lins[i] = f
 		for _, k := range f.steps() {
 			merged[k] = k != i
 		}
+		parts = append(parts, f)
 	}
-	return lins, merged
+	groups = map[int]*linGroup{}
+	var g *linGroup
+	for _, f := range parts {
+		if g != nil && g.admits(steps, f) {
+			g.parts = append(g.parts, f)
+			merged[f.lin] = true
+			continue
+		}
+		// Launched where its first product ran: a norm merged into it
+		// reads an input nothing has written since the norm's place.
+		g = &linGroup{parts: []*fusedLinear{f}}
+		groups[f.lin] = g
+	}
+	for k, g := range groups {
+		if f := g.parts[0]; len(g.parts) == 1 && f.norm < 0 && f.ep < 0 && f.upd < 0 {
+			delete(groups, k) // nothing merged: the plain kernel
+		}
+	}
+	return groups, merged
+}
+
+// reads lists what part f reads while it runs (constants included).
+func (f *fusedLinear) reads(steps []kernels.Step) []kernels.View {
+	lin := &steps[f.lin]
+	r := append([]kernels.View(nil), lin.In[1:]...)
+	if f.norm >= 0 {
+		r = append(r, steps[f.norm].In...)
+	} else {
+		r = append(r, lin.In[0])
+	}
+	if f.ep >= 0 {
+		for k, v := range steps[f.ep].In {
+			if 1+k != f.from {
+				r = append(r, v)
+			}
+		}
+	}
+	if f.upd >= 0 {
+		r = append(r, steps[f.upd].In[1])
+	}
+	return r
+}
+
+// target is where part f stores.
+func (f *fusedLinear) target(steps []kernels.Step) kernels.View {
+	switch {
+	case f.upd >= 0:
+		return steps[f.upd].Out[0]
+	case f.ep >= 0:
+		return steps[f.ep].Out[0]
+	}
+	return steps[f.lin].Out[0]
+}
+
+// last is the last step part f replaces.
+func (f *fusedLinear) last() int { s := f.steps(); return s[len(s)-1] }
+
+// admits reports whether part f can join group g: it comes right after
+// g's last step, reads the same input the same way, and no part's stores
+// land on what another part reads or stores (the parts' columns run in no
+// particular order).
+func (g *linGroup) admits(steps []kernels.Step, f *fusedLinear) bool {
+	p := g.parts[0]
+	prev := g.parts[len(g.parts)-1]
+	if len(g.parts) >= fuseMaxParts || f.lin != prev.last()+1 || (f.norm >= 0) != (p.norm >= 0) {
+		return false
+	}
+	if f.norm >= 0 {
+		if f.norm != p.norm {
+			return false
+		}
+	} else if !sameView(steps[f.lin].In[0], steps[p.lin].In[0]) {
+		return false
+	}
+	for _, q := range g.parts {
+		if overlaps(f.target(steps), q.target(steps)) {
+			return false
+		}
+		for _, v := range q.reads(steps) {
+			if overlaps(f.target(steps), v) {
+				return false
+			}
+		}
+		for _, v := range f.reads(steps) {
+			if overlaps(q.target(steps), v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// steps lists the step indices the group's launch replaces, in order.
+func (g *linGroup) steps() []int {
+	var s []int
+	for _, f := range g.parts {
+		for _, k := range f.steps() {
+			if !slices.Contains(s, k) {
+				s = append(s, k)
+			}
+		}
+	}
+	return s
 }
 
 // epilogueOperand reports which operand of elementwise step j reads all of
@@ -342,9 +455,9 @@ func sameView(a, b kernels.View) bool {
 	return true
 }
 
-// prepare generates and compiles the merged kernel.
-func (f *fusedLinear) prepare(b *Backend, steps []kernels.Step) error {
-	name, src, err := f.source(steps)
+// prepare generates and compiles the group's kernel.
+func (g *linGroup) prepare(b *Backend, steps []kernels.Step) error {
+	name, src, err := g.source(steps)
 	if err != nil {
 		return err
 	}
@@ -352,144 +465,181 @@ func (f *fusedLinear) prepare(b *Backend, steps []kernels.Step) error {
 	if err != nil {
 		return err
 	}
-	f.fn = fn
-	lin := &steps[f.lin]
-	f.grid = min(blocks(int64(lin.In[1].Shape[0])*32, 256), uint32(b.info.SMs*8))
-	if f.norm >= 0 {
-		f.shared = uint32(lin.In[0].Len() * 4)
+	g.fn = fn
+	cols := 0
+	for _, f := range g.parts {
+		cols += steps[f.lin].In[1].Shape[0]
+	}
+	g.grid = min(blocks(int64(cols)*32, 256), uint32(b.info.SMs*8))
+	if f := g.parts[0]; f.norm >= 0 {
+		g.shared = uint32(steps[f.lin].In[0].Len() * 4)
 	}
 	return nil
 }
 
-// source generates the merged kernel: its name and CUDA source. The name
-// is a hash of what it merges (the epilogue's name hashes the elementwise
+// source generates the group's kernel: its name and CUDA source. The name
+// is a hash of what it merges (an epilogue's name hashes its elementwise
 // step's lowered form), never of sizes, so alike layers share one kernel.
-func (f *fusedLinear) source(steps []kernels.Step) (name, source string, err error) {
-	var src strings.Builder
+func (g *linGroup) source(steps []kernels.Step) (name, source string, err error) {
+	var src, body strings.Builder
 	src.WriteString(commonSource)
-	var desc strings.Builder
-	fmt.Fprintf(&desc, "linear_q norm=%v upd=%v", f.norm >= 0, f.upd >= 0)
-	epFn, idx := "", "long long"
-	if f.ep >= 0 {
-		ef, err := codegen.LowerFused(&steps[f.ep])
-		if err != nil {
-			return "", "", err
-		}
-		epSrc, fn, err := ef.Kernel.Epilogue(codegen.CUDA, f.from)
-		if err != nil {
-			return "", "", err
-		}
-		f.epf, f.params, epFn = ef, ef.Params(), fn
-		if ef.Kernel.Index32 {
-			idx = "unsigned int"
-		}
-		src.WriteString(epSrc)
-		fmt.Fprintf(&desc, " ep=%s", fn)
-	}
-	h := sha256.Sum256([]byte(desc.String()))
-	name = "fl_" + hex.EncodeToString(h[:8])
-
-	params := []string{"const float* x", "const void* w", "const float* scale", "const void* zero", "float* y", "int M", "int N", "int K", "int isSigned",
-		"const float* lnw", "const float* lnb", "float eps", "const void* start", "int start64", "int* err", "long long dim", "long long rows"}
-	if f.epf != nil {
-		for o, op := range f.epf.Kernel.Operands {
-			t := codegen.CUDA.TypeName(op.Elem)
-			if o == 0 {
-				params = append(params, t+"* out")
-			} else {
-				params = append(params, fmt.Sprintf("const %s* in%d", t, o-1))
+	desc := fmt.Sprintf("linear_q group norm=%v", g.parts[0].norm >= 0)
+	params := []string{"const float* x", "int M", "int K", "const float* lnw", "const float* lnb", "float eps", "int* err"}
+	seen := map[string]bool{}
+	w := func(format string, args ...any) { fmt.Fprintf(&body, format, args...) }
+	col := "c"
+	for k, f := range g.parts {
+		epFn, idx := "", "long long"
+		if f.ep >= 0 {
+			ef, err := codegen.LowerFused(&steps[f.ep])
+			if err != nil {
+				return "", "", err
+			}
+			epSrc, fn, err := ef.Kernel.Epilogue(codegen.CUDA, f.from)
+			if err != nil {
+				return "", "", err
+			}
+			f.epf, f.params, epFn = ef, ef.Params(), fn
+			if ef.Kernel.Index32 {
+				idx = "unsigned int"
+			}
+			if !seen[fn] {
+				seen[fn] = true
+				src.WriteString(epSrc)
 			}
 		}
-		params = append(params, fmt.Sprintf("const %s_params p", f.epf.Kernel.Name))
+		desc += fmt.Sprintf(" | upd=%v ep=%s", f.upd >= 0, epFn)
+		params = append(params, fmt.Sprintf("const void* w%d", k), fmt.Sprintf("const float* scale%d", k), fmt.Sprintf("const void* zero%d", k),
+			fmt.Sprintf("float* y%d", k), fmt.Sprintf("int N%d", k), fmt.Sprintf("int isSigned%d", k),
+			fmt.Sprintf("const void* start%d", k), fmt.Sprintf("int start64_%d", k), fmt.Sprintf("long long dim%d", k), fmt.Sprintf("long long rows%d", k))
+		var epArgs []string
+		if f.epf != nil {
+			for o, op := range f.epf.Kernel.Operands {
+				t := codegen.CUDA.TypeName(op.Elem)
+				if o == 0 {
+					params = append(params, fmt.Sprintf("%s* out%d_", t, k))
+				} else {
+					params = append(params, fmt.Sprintf("const %s* in%d_%d", t, k, o-1))
+				}
+				epArgs = append(epArgs, fmt.Sprintf("in%d_%d", k, o-1))
+			}
+			epArgs[0] = fmt.Sprintf("out%d_", k)
+			params = append(params, fmt.Sprintf("const %s_params p%d", f.epf.Kernel.Name, k))
+		}
+		// Part k's columns.
+		if k > 0 {
+			w("\t\t%s -= N%d;\n", col, k-1)
+		}
+		w("\t\tif (%s < N%d) {\n", col, k)
+		w("\t\t\tlinear_q_column(x, q%d, M, K, %s, [&](int m, int n, float v) {\n", k, col)
+		val := "v"
+		if f.epf != nil {
+			args := append([]string{fmt.Sprintf("(%s)((i64)m * N%d + n)", idx, k), "v"}, epArgs...)
+			args = append(args, fmt.Sprintf("p%d", k))
+			w("\t\t\t\tconst auto r = %s(%s);\n", epFn, strings.Join(args, ", "))
+			val = "r"
+		}
+		switch {
+		case f.upd >= 0:
+			w("\t\t\t\ty%d[((i64)(m / rows%d) * dim%d + s%d + m %% rows%d) * N%d + n] = %s;\n", k, k, k, k, k, k, val)
+		case f.epf != nil:
+			w("\t\t\t\tout%d_[p%d.off[0] + (i64)m * N%d + n] = %s;\n", k, k, k, val)
+		default:
+			w("\t\t\t\ty%d[(i64)m * N%d + n] = %s;\n", k, k, val)
+		}
+		w("\t\t\t});\n\t\t\tcontinue;\n\t\t}\n")
 	}
+	h := sha256.Sum256([]byte(desc))
+	name = "fl_" + hex.EncodeToString(h[:8])
+
 	fmt.Fprintf(&src, "extern \"C\" __global__ void %s(%s) {\n", name, strings.Join(params, ", "))
-	if f.upd >= 0 {
-		// Checked before anything is written, as forge_slice_update does.
-		src.WriteString("\tconst i64 s0 = index_at(start, start64, 0);\n")
-		src.WriteString("\tif (s0 < 0 || s0 + rows > dim) {\n\t\tif (blockIdx.x == 0 && threadIdx.x == 0) fail(err, 2);\n\t\treturn;\n\t}\n")
+	for k, f := range g.parts {
+		if f.upd >= 0 {
+			// Checked before anything is written, as forge_slice_update does.
+			fmt.Fprintf(&src, "\tconst i64 s%d = index_at(start%d, start64_%d, 0);\n", k, k, k)
+			fmt.Fprintf(&src, "\tif (s%d < 0 || s%d + rows%d > dim%d) {\n\t\tif (blockIdx.x == 0 && threadIdx.x == 0) fail(err, 2);\n\t\treturn;\n\t}\n", k, k, k, k)
+		}
 	}
-	if f.norm >= 0 {
+	if g.parts[0].norm >= 0 {
 		src.WriteString("\textern __shared__ float4 fl_rows[];\n\t__shared__ double sd[32];\n")
 		src.WriteString("\trow_norm_rows(x, lnw, lnb, (float*)fl_rows, M, K, eps, sd);\n\tx = (const float*)fl_rows;\n")
 	}
-	src.WriteString("\tlinear_q_core(x, w, scale, zero, M, N, K, isSigned, [&](int m, int n, float v) {\n")
-	val := "v"
-	if f.epf != nil {
-		args := []string{fmt.Sprintf("(%s)((i64)m * N + n)", idx), "v", "out"}
-		for o := 1; o < len(f.epf.Kernel.Operands); o++ {
-			args = append(args, fmt.Sprintf("in%d", o-1))
-		}
-		args = append(args, "p")
-		fmt.Fprintf(&src, "\t\tconst auto r = %s(%s);\n", epFn, strings.Join(args, ", "))
-		val = "r"
+	total := make([]string, len(g.parts))
+	for k := range g.parts {
+		fmt.Fprintf(&src, "\tconst linear_q_weights q%d = linear_q_prepare(x, w%d, scale%d, zero%d, K, isSigned%d);\n", k, k, k, k, k)
+		total[k] = fmt.Sprintf("N%d", k)
 	}
-	switch {
-	case f.upd >= 0:
-		fmt.Fprintf(&src, "\t\ty[((i64)(m / rows) * dim + s0 + m %% rows) * N + n] = %s;\n", val)
-	case f.epf != nil:
-		fmt.Fprintf(&src, "\t\tout[p.off[0] + (i64)m * N + n] = %s;\n", val)
-	default:
-		fmt.Fprintf(&src, "\t\ty[(i64)m * N + n] = %s;\n", val)
-	}
-	src.WriteString("\t});\n}\n")
+	src.WriteString("\tconst int warps = (gridDim.x * blockDim.x) >> 5;\n")
+	fmt.Fprintf(&src, "\tfor (int cc = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; cc < %s; cc += warps) {\n\t\tint c = cc;\n", strings.Join(total, " + "))
+	src.WriteString(body.String())
+	src.WriteString("\t}\n}\n")
 	return name, src.String(), nil
 }
 
-// launch runs the merged kernel.
-func (f *fusedLinear) launch(q *queue, steps []kernels.Step, bufs []kernels.Buffer) error {
-	lin := &steps[f.lin]
-	x, w := lin.In[0], lin.In[1]
-	M, K, N := x.Shape[0], x.Shape[1], w.Shape[0]
-	if M*N == 0 {
+// launch runs the group's kernel.
+func (g *linGroup) launch(q *queue, steps []kernels.Step, bufs []kernels.Buffer) error {
+	p0 := &steps[g.parts[0].lin]
+	x := p0.In[0]
+	M, K := x.Shape[0], x.Shape[1]
+	if M == 0 {
 		return nil
 	}
 	q.b.dispatches.Add(1)
 	args := q.args.Reset()
 	var lnw, lnb driver.DevicePtr
 	eps := float32(0)
-	if f.norm >= 0 {
+	if f := g.parts[0]; f.norm >= 0 {
 		s := &steps[f.norm]
 		args.Ptr(ptr(bufs, s.In[0]))
 		lnw, lnb, eps = optPtr(s, bufs, 1), optPtr(s, bufs, 2), s.Attr.(kernels.NormAttr).Eps
 	} else {
 		args.Ptr(ptr(bufs, x))
 	}
-	args.Ptr(ptr(bufs, w)).Ptr(ptr(bufs, lin.In[2])).Ptr(ptr(bufs, lin.In[3]))
-	var start driver.DevicePtr
-	start64 := false
-	var dim, rows int64
-	switch {
-	case f.upd >= 0:
-		u := &steps[f.upd]
-		ax := u.Attr.(kernels.AxisAttr).Axis
-		_, d, inner := splitAxis(u.Out[0].Shape, ax)
-		if inner != N {
-			return fmt.Errorf("cuda: merged update of %d columns into rows of %d", N, inner)
+	args.I32(int32(M)).I32(int32(K)).Ptr(lnw).Ptr(lnb).F32(eps).Ptr(q.errDev)
+	for _, f := range g.parts {
+		lin := &steps[f.lin]
+		w := lin.In[1]
+		N := w.Shape[0]
+		args.Ptr(ptr(bufs, w)).Ptr(ptr(bufs, lin.In[2])).Ptr(ptr(bufs, lin.In[3]))
+		var start driver.DevicePtr
+		start64 := false
+		var dim, rows int64
+		switch {
+		case f.upd >= 0:
+			u := &steps[f.upd]
+			ax := u.Attr.(kernels.AxisAttr).Axis
+			_, d, inner := splitAxis(u.Out[0].Shape, ax)
+			if inner != N {
+				return fmt.Errorf("cuda: merged update of %d columns into rows of %d", N, inner)
+			}
+			args.Ptr(ptr(bufs, u.Out[0]))
+			start, start64 = ptr(bufs, u.In[1]), u.In[1].DType == kernels.I64
+			dim, rows = int64(d), int64(u.In[0].Shape[ax])
+		case f.epf != nil:
+			args.Ptr(0)
+		default:
+			args.Ptr(ptr(bufs, lin.Out[0]))
 		}
-		args.Ptr(ptr(bufs, u.Out[0]))
-		start, start64 = ptr(bufs, u.In[1]), u.In[1].DType == kernels.I64
-		dim, rows = int64(d), int64(u.In[0].Shape[ax])
-	case f.epf != nil:
-		args.Ptr(0)
-	default:
-		args.Ptr(ptr(bufs, lin.Out[0]))
-	}
-	args.I32(int32(M)).I32(int32(N)).I32(int32(K)).I32(b2i(w.DType == kernels.I8))
-	args.Ptr(lnw).Ptr(lnb).F32(eps).Ptr(start).I32(b2i(start64)).Ptr(q.errDev).I64(dim).I64(rows)
-	if f.epf != nil {
-		for _, v := range f.epf.Views {
-			args.Ptr(base(bufs, v))
+		args.I32(int32(N)).I32(b2i(w.DType == kernels.I8)).Ptr(start).I32(b2i(start64)).I64(dim).I64(rows)
+		if f.epf != nil {
+			for _, v := range f.epf.Views {
+				args.Ptr(base(bufs, v))
+			}
+			args.Bytes(f.params)
 		}
-		args.Bytes(f.params)
 	}
-	return q.b.drv.Launch(f.fn, driver.Dim3{X: f.grid}, driver.Dim3{X: 256}, f.shared, q.stream, args)
+	return q.b.drv.Launch(g.fn, driver.Dim3{X: g.grid}, driver.Dim3{X: 256}, g.shared, q.stream, args)
 }
 
-// profileKey names the merged launch in profiles.
-func (f *fusedLinear) profileKey(steps []kernels.Step) string {
+// profileKey names the group's launch in profiles.
+func (g *linGroup) profileKey(steps []kernels.Step) string {
 	var parts []string
-	for _, i := range f.steps() {
-		parts = append(parts, steps[i].Op.String())
+	for _, f := range g.parts {
+		var ops []string
+		for _, i := range f.steps() {
+			ops = append(ops, steps[i].Op.String())
+		}
+		parts = append(parts, strings.Join(ops, "+")+fmt.Sprint(steps[f.lin].Out[0].Shape))
 	}
-	return strings.Join(parts, "+") + fmt.Sprint(steps[f.lin].Out[0].Shape)
+	return strings.Join(parts, " | ")
 }

@@ -93,27 +93,27 @@ func arenaReadAfter(v kernels.View) bool { return v.Slot != 0 }
 
 func TestFuseDecoderLayer(t *testing.T) {
 	steps := decoderLayer()
-	lins, merged := fuse(steps, arenaReadAfter)
+	groups, merged := fuse(steps, arenaReadAfter)
 	var got [][]int
 	for i := range steps {
-		if f := lins[i]; f != nil {
-			got = append(got, f.steps())
+		if g := groups[i]; g != nil {
+			got = append(got, g.steps())
 		}
 	}
-	want := [][]int{{0, 1, 2}, {0, 3, 4}, {0, 5, 6, 7}, {11, 12, 13}, {15, 16}, {17, 18, 19}, {20, 21}, {22, 23}}
+	want := [][]int{{0, 1, 2, 3, 4, 5, 6, 7}, {11, 12, 13}, {15, 16}, {17, 18, 19}, {20, 21}, {22, 23}}
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		t.Fatalf("merges %v, want %v", got, want)
 	}
 	var alone []int
 	for i := range steps {
-		if !merged[i] && lins[i] == nil {
+		if !merged[i] && groups[i] == nil {
 			alone = append(alone, i)
 		}
 	}
 	if w := []int{8, 9, 10, 14}; !slices.Equal(alone, w) {
 		t.Errorf("steps launched alone %v, want %v", alone, w)
 	}
-	launches := len(lins) + len(alone)
+	launches := len(groups) + len(alone)
 	t.Logf("one layer: %d steps in %d launches", len(steps), launches)
 }
 
@@ -150,11 +150,13 @@ func TestFuseKeepsWhatIsRead(t *testing.T) {
 			if tc.edit != nil {
 				steps = tc.edit(steps)
 			}
-			lins, _ := fuse(steps, tc.read)
-			for _, f := range lins {
-				for _, a := range tc.absent {
-					if slices.Equal(f.steps(), a) {
-						t.Errorf("merged %v", a)
+			groups, _ := fuse(steps, tc.read)
+			for _, g := range groups {
+				for _, f := range g.parts {
+					for _, a := range tc.absent {
+						if slices.Equal(f.steps(), a) {
+							t.Errorf("merged %v", a)
+						}
 					}
 				}
 			}
@@ -173,10 +175,10 @@ func TestFusedSourcesCompile(t *testing.T) {
 		t.Skipf("SKIPPED: no NVRTC here, the merged kernels are not compile-checked: %v", err)
 	}
 	steps := decoderLayer()
-	lins, _ := fuse(steps, arenaReadAfter)
+	groups, _ := fuse(steps, arenaReadAfter)
 	names := map[string]bool{}
 	for i := range steps {
-		f := lins[i]
+		f := groups[i]
 		if f == nil {
 			continue
 		}

@@ -28,20 +28,20 @@ func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
 // cache update after them where readAfter allows (fuse.go).
 func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) bool) (kernels.Plan, error) {
 	p := &plan{b: b, steps: steps, fused: make([]*preparedFused, len(steps)), graphs: map[string]*capture{}}
-	lins, merged := fuse(steps, readAfter)
+	groups, merged := fuse(steps, readAfter)
 	for i := range steps {
 		s := &steps[i]
+		if g := groups[i]; g != nil {
+			if err := g.prepare(b, steps); err != nil {
+				return nil, fmt.Errorf("cuda: step %d (%s) merged with %v: %w", i, s.Name, g.steps(), err)
+			}
+			p.items = append(p.items, planItem{step: i, lin: g})
+			continue
+		}
 		if merged[i] {
 			continue
 		}
 		p.scratch = max(p.scratch, scratchBytes(s, b))
-		if f := lins[i]; f != nil {
-			if err := f.prepare(b, steps); err != nil {
-				return nil, fmt.Errorf("cuda: step %d (%s) merged with %v: %w", i, s.Name, f.steps(), err)
-			}
-			p.items = append(p.items, planItem{step: i, lin: f})
-			continue
-		}
 		p.items = append(p.items, planItem{step: i})
 		var f *preparedFused
 		var err error
@@ -65,7 +65,7 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 // merged into it.
 type planItem struct {
 	step int
-	lin  *fusedLinear
+	lin  *linGroup
 }
 
 // preparedFused is a generated kernel (a fused step or a reduction)
