@@ -52,7 +52,7 @@ fmt-check:
 # (the flow packages, three models sharing one engine, the say → listen
 # round trip, Kokoro and say in -short mode).
 test: deps models fmt-check vet
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -timeout 30m $(PKGS)
 	$(MAKE) race
 
 # lint runs staticcheck at a pinned version (fetched through the module proxy).
