@@ -1014,6 +1014,127 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
 #define TC_KS 72 // halves per key row of a warp's key tile (64 + 8: no bank conflicts)
 #define TC_VS 40 // halves per column of a warp's transposed value tile (32 + 8)
 
+// forge_attention_tc64 is forge_attention_tc for many query rows (an
+// encoder's): grid (ceil(n/64), batch), four warps of 16 query rows each
+// that share every 64-key tile, loaded and converted to half precision
+// once per block into shared memory (keys row-major, values transposed).
+// forge_attention_tc gives each block 16 rows and each warp its own keys,
+// so every block reads all of K and V in float32: for 1,500 keys and
+// rows, 94 blocks per head each read 768 KB, and the attention was bound
+// by that traffic. Here a block reads them for 64 rows, a quarter as
+// often, and no partial results need combining.
+#define TQ_ROWS 64
+#define TQ_KEYS 64
+#define TQ_KS 72 // halves per key row of the key tile (64 + 8: no bank conflicts)
+#define TQ_VS 72 // halves per column of the transposed value tile (64 + 8)
+extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs a, int bf16) {
+	__shared__ __align__(16) unsigned short kt[TQ_KEYS * TQ_KS];
+	__shared__ __align__(16) unsigned short vT[TC_D * TQ_VS];
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int g = lane >> 2, q4 = lane & 3;
+	int row0 = blockIdx.x * TQ_ROWS + warp * 16;
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	unsigned qa[4][4];
+	for (int kk = 0; kk < 4; kk++)
+		for (int h = 0; h < 2; h++)
+			for (int half = 0; half < 2; half++) {
+				int r = row0 + g + 8 * h, c = kk * 16 + half * 8 + q4 * 2;
+				float x0 = 0, x1 = 0;
+				if (r < a.n) {
+					x0 = a.q[qo + r * a.qr + (i64)c * a.qc];
+					x1 = a.q[qo + r * a.qr + (i64)(c + 1) * a.qc];
+				}
+				qa[kk][h + 2 * half] = pack2(x0, x1, bf16);
+			}
+	float o[8][4];
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) o[j][t] = 0;
+	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
+	for (int k0 = 0; k0 < a.s; k0 += TQ_KEYS) {
+		int tk = min(TQ_KEYS, a.s - k0);
+		__syncthreads(); // the previous tile is no longer read
+		for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
+			int j, c;
+			if (a.kc == 1) j = e / TC_D, c = e % TC_D;
+			else j = e % TQ_KEYS, c = e / TQ_KEYS;
+			float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+			kt[j * TQ_KS + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+		}
+		for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
+			int j, c;
+			if (a.vc == 1) j = e / TC_D, c = e % TC_D;
+			else j = e % TQ_KEYS, c = e / TQ_KEYS;
+			float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+			vT[c * TQ_VS + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+		}
+		__syncthreads();
+		// S = Q·Kᵀ: eight n-tiles of 8 keys.
+		float sc[8][4];
+		for (int j = 0; j < 8; j++) {
+			for (int t = 0; t < 4; t++) sc[j][t] = 0;
+			const unsigned* kr = (const unsigned*)(kt + (j * 8 + g) * TQ_KS);
+			for (int kk = 0; kk < 4; kk++) {
+				unsigned b[2] = {kr[kk * 8 + q4], kr[kk * 8 + 4 + q4]};
+				mma16816(sc[j], qa[kk], b, bf16);
+			}
+		}
+		// Mask, bounds, online softmax for rows g (t = 0, 1) and g+8 (t = 2, 3).
+		float mx[2] = {-FINF, -FINF};
+		for (int j = 0; j < 8; j++)
+			for (int t = 0; t < 4; t++) {
+				int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
+				int r = row0 + g + 8 * h;
+				float v = sc[j][t];
+				if (key >= tk) v = -FINF;
+				else if (a.mask && r < a.n) v += a.mask[r * a.mr + (i64)(k0 + key) * a.mc];
+				sc[j][t] = v;
+				mx[h] = fmaxf(mx[h], v);
+			}
+		float corr[2];
+		for (int h = 0; h < 2; h++) {
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+			float mn = fmaxf(m[h], mx[h]);
+			corr[h] = mn == -FINF ? 1.f : __expf(m[h] - mn);
+			m[h] = mn;
+		}
+		float rs[2] = {0, 0};
+		for (int j = 0; j < 8; j++)
+			for (int t = 0; t < 4; t++) {
+				int h = t >> 1;
+				sc[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
+				rs[h] += sc[j][t];
+			}
+		for (int h = 0; h < 2; h++) {
+			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 1);
+			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 2);
+			l[h] = l[h] * corr[h] + rs[h];
+		}
+		for (int j = 0; j < 8; j++) {
+			o[j][0] *= corr[0];
+			o[j][1] *= corr[0];
+			o[j][2] *= corr[1];
+			o[j][3] *= corr[1];
+		}
+		// O += P·V: the score tiles become A fragments, four k-steps of 16 keys.
+		for (int t2 = 0; t2 < 4; t2++) {
+			unsigned pa[4] = {pack2(sc[2 * t2][0], sc[2 * t2][1], bf16), pack2(sc[2 * t2][2], sc[2 * t2][3], bf16),
+				pack2(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1], bf16), pack2(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3], bf16)};
+			for (int j = 0; j < 8; j++) {
+				const unsigned* vr = (const unsigned*)(vT + (j * 8 + g) * TQ_VS);
+				unsigned b[2] = {vr[t2 * 8 + q4], vr[t2 * 8 + 4 + q4]};
+				mma16816(o[j], pa, b, bf16);
+			}
+		}
+	}
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) {
+			int h = t >> 1, r = row0 + g + 8 * h, c = j * 8 + q4 * 2 + (t & 1);
+			if (r < a.n) a.o[oo + (i64)r * a.dv + c] = o[j][t] / l[h];
+		}
+}
+
 // forge_attention_tc is forge_attention for heads of d = dv = 64 with the
 // two products on tensor cores (operands rounded to f16 or bf16, scores and
 // sums in f32): grid (ceil(n/16), batch), four warps per block that share

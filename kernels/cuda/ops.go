@@ -216,6 +216,10 @@ const (
 	attRows    = 4
 	attTile    = 32
 	attRowsMax = 8
+	// attTC64Rows: from this many query rows, forge_attention_tc64 (64 rows
+	// a block sharing each key tile) has blocks enough to fill the GPU and
+	// reads keys and values a quarter as often as forge_attention_tc.
+	attTC64Rows = 256
 	// attShared is the dynamic shared memory forge_attention may use: its
 	// tiles and queries for d = dv = 128.
 	attShared = 4 * (attTile*129 + attTile*129 + attWarps*attRows*128)
@@ -323,6 +327,9 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	if q.b.precision != kernels.F32 && a.d == 64 && a.dv == 64 {
 		// Half-precision products: both on tensor cores.
 		args := q.args.Reset().Bytes(structBytes(&a)).I32(b2i(q.b.precision == kernels.BF16))
+		if a.n >= attTC64Rows {
+			return q.b.drv.Launch(q.b.mods.fixed("forge_attention_tc64"), driver.Dim3{X: blocks(int64(a.n), 64), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
+		}
 		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_tc"), driver.Dim3{X: blocks(int64(a.n), 16), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
 	}
 	args := q.args.Reset().Bytes(structBytes(&a))
