@@ -1,11 +1,13 @@
 package graph_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/kernels/kerneltest"
 )
 
@@ -77,6 +79,38 @@ func TestLinearQRejectsBadOperands(t *testing.T) {
 	} {
 		if y.Err() == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestLinearQInt16OptionIsPartOfTheProgram: LinearQOpts.Int16 reaches the
+// kernel attribute (a product with and without it compiles to two
+// programs), and the zero options leave the product as LinearQ makes it.
+func TestLinearQInt16OptionIsPartOfTheProgram(t *testing.T) {
+	eng := graph.NewEngine(cpu.New())
+	x := make([]float32, 2*64)
+	w := make([]byte, 3*64)
+	for _, c := range []struct {
+		name     string
+		opts     *graph.LinearQOpts // nil: LinearQ
+		programs int64              // compiled after this one
+	}{
+		{"LinearQ", nil, 1},
+		{"LinearQWith zero", &graph.LinearQOpts{}, 1},
+		{"LinearQWith Int16", &graph.LinearQOpts{Int16: true}, 2},
+	} {
+		g := graph.New()
+		xt, wt := g.InputF32("x", graph.Shape{2, 64}, x), g.InputBytes("w", graph.U8, graph.Shape{3, 64}, w)
+		s, z := g.Scalar(0.5, graph.F32), g.Const(graph.U8, graph.Shape{}, []byte{3})
+		y := xt.LinearQ(wt, s, z)
+		if c.opts != nil {
+			y = xt.LinearQWith(wt, s, z, *c.opts)
+		}
+		if _, err := eng.Eval(context.Background(), y); err != nil {
+			t.Fatal(err)
+		}
+		if n := eng.Compiles(); n != c.programs {
+			t.Errorf("after %s: %d programs compiled, want %d", c.name, n, c.programs)
 		}
 	}
 }

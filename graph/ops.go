@@ -741,6 +741,28 @@ func (t Tensor) ConvInteger1d(w, xZero, wZero Tensor, o ConvOpts) Tensor {
 	return g.kernelNode(kernels.OpConvInteger1d, a, ins, Shape{xs[0], ws[0], (lp-span)/a.Stride + 1}, I32)
 }
 
+// LinearQOpts are the options of LinearQWith.
+type LinearQOpts struct {
+	// Int16 lets the product round each row of t to 16-bit fixed point
+	// (one scale per row, its largest magnitude at 32,639 steps) and sum
+	// the products with the weight's bytes exactly in integers, where the
+	// backend has 8-bit dot-product units (the CPU's AVX512_VNNI); elsewhere
+	// it changes nothing. A row's rounding is at most its largest magnitude
+	// / 65,278 per element, less in total than rounding every element to
+	// bfloat16 unless the row is dominated by a few outliers. It is for
+	// products whose users measured that the rounding is harmless.
+	Int16 bool
+}
+
+// attr is the kernel attribute of a product with these options: nil for
+// the zero options, so that plain products hash as they always did.
+func (o LinearQOpts) attr() any {
+	if o == (LinearQOpts{}) {
+		return nil
+	}
+	return kernels.LinearQAttr{Int16: o.Int16}
+}
+
 // LinearQ returns t·((w − zeroPoint)·scale)ᵀ for a weight quantized to
 // bytes, w U8/I8 [out, in] (PyTorch layout) with one scale (F32) and one
 // zero point (w's dtype), and float32 t [..., in]: weight-only quantization.
@@ -748,6 +770,11 @@ func (t Tensor) ConvInteger1d(w, xZero, wZero Tensor, o ConvOpts) Tensor {
 // product with few rows of t (a decoder step) streams a quarter of the bytes
 // of Linear on the dequantized weight; for many rows prefer that.
 func (t Tensor) LinearQ(w, scale, zeroPoint Tensor) Tensor {
+	return t.LinearQWith(w, scale, zeroPoint, LinearQOpts{})
+}
+
+// LinearQWith is LinearQ with options.
+func (t Tensor) LinearQWith(w, scale, zeroPoint Tensor, opts LinearQOpts) Tensor {
 	g := t.g
 	if g == nil {
 		return Tensor{}
@@ -764,7 +791,7 @@ func (t Tensor) LinearQ(w, scale, zeroPoint Tensor) Tensor {
 	}
 	s := t.Shape()
 	x := t.Reshape(-1, s[len(s)-1])
-	y := g.kernelNode(kernels.OpLinearQ, nil, []Tensor{x, w, scale, zeroPoint}, Shape{x.Dim(0), ws[0]}, F32)
+	y := g.kernelNode(kernels.OpLinearQ, opts.attr(), []Tensor{x, w, scale, zeroPoint}, Shape{x.Dim(0), ws[0]}, F32)
 	out := append(s[:len(s)-1].Clone(), ws[0])
 	return y.Reshape(out...)
 }

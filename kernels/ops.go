@@ -55,7 +55,8 @@ const (
 	// OpLinearQ: In = x (F32 [M, K]), w (U8/I8 [N, K]), scale (F32, one
 	// value), zero (w's dtype, one value); Out = F32 [M, N] =
 	// x·((w − zero)·scale)ᵀ: weight-only quantization, activations stay
-	// float32 (the weight streams as one byte per element).
+	// float32 (the weight streams as one byte per element). Attr:
+	// LinearQAttr or nil.
 	OpLinearQ
 	// OpAttention: In = q [..., n, d], k [..., s, d], v [..., s, dv]
 	// (batched over leading axes with broadcasting by stride 0, each
@@ -135,6 +136,15 @@ type MatMulAttr struct {
 	// float32 (see graph.MatMulOpts); a backend without a faster path for
 	// that computes in float32 and may ignore it.
 	BF16 bool
+}
+
+// LinearQAttr configures OpLinearQ. A step without the attribute (Attr
+// nil) computes in float32.
+type LinearQAttr struct {
+	// Int16: the product may round each row of x to 16-bit fixed point and
+	// sum exactly in integers (see graph.LinearQOpts); a backend without a
+	// faster path for that computes in float32 and may ignore it.
+	Int16 bool
 }
 
 // ConvAttr configures the 1-D convolutions.

@@ -75,7 +75,8 @@ func (w *Window) CrossAttention(ctx context.Context, tokens []int32, frames int)
 	var outs []graph.Tensor
 	// One pass over the whole token sequence (no caches), reading the
 	// attention weights of the alignment heads over the first frames.
-	x := m.dec.forward(m.encoderArith(g), g.InputI64("ids", graph.Shape{1, n}, ids), positions, n, decoderPass{
+	a := m.encoderArith(g)
+	x := m.dec.forward(a, g.InputI64("ids", graph.Shape{1, n}, ids), positions, n, decoderPass{
 		crossK: w.s.crossK, crossV: w.s.crossV,
 		probe: func(layer int, qh, kT graph.Tensor) { // [1, H, n, dh], [H, dh, AudioCtx]
 			for _, hd := range hs {
@@ -86,7 +87,7 @@ func (w *Window) CrossAttention(ctx context.Context, tokens []int32, frames int)
 			}
 		},
 	})
-	outs = append(outs, m.dec.logits(x.Reshape(n, c.DModel)))
+	outs = append(outs, m.dec.logits(a, x.Reshape(n, c.DModel)))
 	vals, err := m.eng.Eval(ctx, outs...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("whisper: cross-attention: %w", err)

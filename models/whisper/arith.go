@@ -1,6 +1,9 @@
 package whisper
 
-import "github.com/tensorforge/forge/graph"
+import (
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/param"
+)
 
 // arith is how one graph computes the layers whose arithmetic depends on
 // the precision and on the graph's shape: the only place where Whisper's
@@ -15,8 +18,10 @@ import "github.com/tensorforge/forge/graph"
 //     steps) the products read the 8-bit weights as bytes (LinearQ).
 //   - bf16 (bf16.go): f32 with the products of many rows (the encoder's
 //     linear layers and convolutions, the cross-attention keys and
-//     values) rounded to bfloat16 where the backend has bfloat16 units;
-//     decoder steps as f32.
+//     values) rounded to bfloat16 where the backend has bfloat16 units,
+//     and the decoder steps' byte-weight products (layers and logits) on
+//     rows rounded to 16-bit fixed point where it has 8-bit dot-product
+//     units.
 //   - int8 (int8.go): the export's own arithmetic, node for node, the mode
 //     that reproduces the onnxruntime goldens; per-hypothesis activation
 //     quantization in a batch of beams (groups).
@@ -35,6 +40,9 @@ type arith interface {
 	// crossKV projects the encoder output h to the keys and values of
 	// every cross-attention in cross.
 	crossKV(h graph.Tensor, cross []*attention) (keys, values []graph.Tensor)
+	// logits projects states x [rows, d] on the token embedding e
+	// [vocab, d] (proj_out is tied to embed_tokens), reading e as bytes.
+	logits(x graph.Tensor, e *param.Quantized) graph.Tensor
 }
 
 // encoderArith is the arithmetic of graphs with many rows per product: the
@@ -50,11 +58,13 @@ func (m *Model) encoderArith(g *graph.Graph) arith {
 }
 
 // stepArith is the arithmetic of decoder programs on beams hypotheses: a
-// few rows per product, where streaming the weights dominates (BF16 runs
-// them as F32: see bf16.go).
+// few rows per product, where streaming the weights dominates.
 func (m *Model) stepArith(g *graph.Graph, beams int) arith {
-	if m.prec == Int8 {
+	switch m.prec {
+	case Int8:
 		return int8Arith{g: g, groups: beams}
+	case BF16:
+		return bf16StepArith(g)
 	}
 	return f32Arith{g: g, rowwise: true}
 }

@@ -93,12 +93,10 @@ func (l *decoderLayer) forward(a arith, x, mask graph.Tensor, i int, kv *selfKV,
 	return l.mlp.forward(a, x)
 }
 
-// logits is the output projection of states [rows, d]: x · embed_tokensᵀ.
-// The export runs it as a float MatMul on the dequantized table in both
-// precisions; LinearQ is the same product reading the table as bytes.
-func (d *decoder) logits(x graph.Tensor) graph.Tensor {
-	g, e := x.Graph(), &d.embed
-	return x.LinearQ(e.Q.In(g), e.Scale.In(g), e.Zero.In(g))
+// logits is the output projection of states [rows, d]: x · embed_tokensᵀ
+// (see arith.logits).
+func (d *decoder) logits(a arith, x graph.Tensor) graph.Tensor {
+	return a.logits(x, &d.embed)
 }
 
 // selfKV appends a step's self-attention keys and values to a window's

@@ -18,9 +18,12 @@
 //     the onnxruntime goldens in ../shared/golden/whisper-*.
 //   - BF16 is F32 with the encoder's products and convolutions (and the
 //     cross-attention keys and values) in bfloat16, float32 sums, on the
-//     CPU's bfloat16 units (AMX tiles, or AVX512_BF16 on AMD Zen 4 and 5);
-//     where the backend has none it computes as F32. On the goldens it
-//     decodes the same tokens as F32 (TestBF16Accuracy).
+//     CPU's bfloat16 units (AMX tiles, or AVX512_BF16 on AMD Zen 4 and 5),
+//     and the decoder steps' byte-weight products (layers and logits) on
+//     rows rounded to 16-bit fixed point, summed exactly in integers on
+//     its 8-bit dot-product unit (AVX512_VNNI); where the backend has
+//     neither it computes as F32. On the goldens it decodes the same
+//     tokens as F32 (TestBF16Accuracy).
 //
 // The network, as the reference modules write it:
 //
@@ -72,10 +75,12 @@
 // never test the precision: arith.go picks, once per graph, the arithmetic
 // of f32.go (dequantized weights, fused QKV and cross-K/V products for the
 // encoder, row-wise LinearQ for decoder steps), bf16.go (f32's with the
-// many-row products in bfloat16) or int8.go (the export's arithmetic). session.go holds a window's decoding state (cross-attention
-// keys and values, self-attention caches, the compiled step programs) and
-// its pooling; window.go is the decode.Decoder over it. The decoder step a
-// GPU backend captures is Window.program: decoder.forward on stepArith.
+// many-row products in bfloat16 and the steps' rows on a 16-bit grid) or
+// int8.go (the export's arithmetic). session.go holds a window's decoding
+// state (cross-attention keys and values, self-attention caches, the
+// compiled step programs) and its pooling; window.go is the decode.Decoder
+// over it. The decoder step a GPU backend captures is Window.program:
+// decoder.forward on stepArith.
 //
 // Typical use:
 //

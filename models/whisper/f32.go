@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/param"
 )
 
 // f32Arith runs float32 activations on weights dequantized once (a
@@ -16,20 +17,24 @@ type f32Arith struct {
 	// float32 copy four times the size. The arithmetic is the same up to
 	// float32 rounding.
 	rowwise bool
-	// bf16 lets the products of many rows (not rowwise) round their
-	// operands to bfloat16 where the backend has bfloat16 units (the bf16
-	// arithmetic, bf16.go).
+	// bf16 lets the products of many rows round their operands to
+	// bfloat16 where the backend has bfloat16 units, and rowwise products
+	// round their rows to 16-bit fixed point where it has 8-bit
+	// dot-product units (the bf16 arithmetic, bf16.go).
 	bf16 bool
 }
 
 // mm returns the options of the arithmetic's many-row products.
 func (a f32Arith) mm() graph.MatMulOpts { return graph.MatMulOpts{BF16: a.bf16} }
 
+// q8 returns the options of the products that read a weight as bytes.
+func (a f32Arith) q8() graph.LinearQOpts { return graph.LinearQOpts{Int16: a.bf16 && a.rowwise} }
+
 func (a f32Arith) linear(x graph.Tensor, l *linear) graph.Tensor {
 	g := a.g
 	bias := l.biasIn(g)
 	if a.rowwise {
-		y := x.LinearQ(l.w.Q.In(g), l.w.Scale.In(g), l.w.Zero.In(g))
+		y := x.LinearQWith(l.w.Q.In(g), l.w.Scale.In(g), l.w.Zero.In(g), a.q8())
 		if l.bias.Valid() {
 			y = y.Add(bias)
 		}
@@ -81,4 +86,12 @@ func (a f32Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []gr
 		values = append(values, y.Slice(-1, (2*i+1)*d, (2*i+2)*d))
 	}
 	return keys, values
+}
+
+// logits reads the embedding as bytes with any number of rows: the
+// float32 table would be four times the bytes (80 MB for tiny), kept for
+// every engine.
+func (a f32Arith) logits(x graph.Tensor, e *param.Quantized) graph.Tensor {
+	g := a.g
+	return x.LinearQWith(e.Q.In(g), e.Scale.In(g), e.Zero.In(g), a.q8())
 }

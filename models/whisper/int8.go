@@ -1,6 +1,9 @@
 package whisper
 
-import "github.com/tensorforge/forge/graph"
+import (
+	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/models/param"
+)
 
 // int8Arith follows the export's graph node for node: each quantized
 // product quantizes its activation per tensor (DynamicQuantizeLinear),
@@ -86,4 +89,11 @@ func (a int8Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []g
 		values = append(values, a.linear(h, &at.v))
 	}
 	return keys, values
+}
+
+// logits is the export's float MatMul on the dequantized table, which
+// LinearQ computes reading the table as bytes.
+func (a int8Arith) logits(x graph.Tensor, e *param.Quantized) graph.Tensor {
+	g := a.g
+	return x.LinearQ(e.Q.In(g), e.Scale.In(g), e.Zero.In(g))
 }

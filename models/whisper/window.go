@@ -370,7 +370,8 @@ func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error)
 		pos: g.Input("position", graph.I64, graph.Shape{1}),
 	}
 	positions := sp.pos.Add(g.Arange(0, 1, key.n, graph.I64)) // pos … pos+n−1
-	x := m.dec.forward(m.stepArith(g, B), sp.ids, positions, key.length, decoderPass{
+	a := m.stepArith(g, B)
+	x := m.dec.forward(a, sp.ids, positions, key.length, decoderPass{
 		crossK: w.s.crossK, crossV: w.s.crossV,
 		kv: &selfKV{k: w.cache.k, v: w.cache.v, pos: sp.pos, length: key.length},
 	})
@@ -381,7 +382,7 @@ func (w *Window) program(ctx context.Context, key stepKey) (*stepProgram, error)
 	} else {
 		rows = x.Reshape(B, m.cfg.DModel)
 	}
-	out := m.dec.logits(rows)
+	out := m.dec.logits(a, rows)
 	prog, err := m.eng.Compile(ctx, out)
 	if err != nil {
 		return nil, err

@@ -103,8 +103,18 @@ func (g *gemvArgs) task(t int) {
 		return
 	}
 	scaleC(1, len(out), g.beta, out, len(out))
-	for p, vp := range g.v {
-		axpy(g.alpha*vp, g.mat[p*g.ldm+j0:p*g.ldm+j1], out)
+	p := 0
+	for ; p+8 <= len(g.v); p += 8 {
+		var s [8]float32
+		for r := range s {
+			s[r] = g.alpha * g.v[p+r]
+		}
+		if !axpy8(&s, g.mat[p*g.ldm+j0:], g.ldm, out) {
+			break
+		}
+	}
+	for ; p < len(g.v); p++ {
+		axpy(g.alpha*g.v[p], g.mat[p*g.ldm+j0:p*g.ldm+j1], out)
 	}
 }
 

@@ -1,7 +1,5 @@
 package gemm
 
-import "fmt"
-
 // Products with a weight quantized to one byte per element, activations in
 // float32 (weight-only quantization):
 //
@@ -33,6 +31,13 @@ type qgemvJob struct {
 	ldc     int
 	dots    []float32 // per worker slot: one task's row dots
 	slots   int
+	// LinearQ8Int16: the rows of A on the 16-bit grid (row i's high bytes
+	// at hl[2ik:], low bytes at hl[(2i+1)k:]), their zero-point lane
+	// corrections and factors (see quantizeRows).
+	int16  bool
+	hl     []int8
+	corr   []int32
+	factor []float64
 }
 
 func newQGEMVJob(threads int) *qgemvJob {
@@ -48,18 +53,7 @@ func newQGEMVJob(threads int) *qgemvJob {
 // scale its (per-tensor) scale. Work is split over the engine's threads by
 // ranges of weight rows, each range read once for all m rows of A.
 func (e *Engine) LinearQ8(m, n, k int, a []float32, lda int, q []byte, ldq int, signed bool, zq int32, scale float32, c []float32, ldc int) {
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("gemm: LinearQ8: negative dimension m=%d n=%d k=%d", m, n, k))
-	}
-	if signed && (zq < -128 || zq > 127) || !signed && (zq < 0 || zq > 255) {
-		panic(fmt.Sprintf("gemm: LinearQ8: zero point %d out of range for signed=%v", zq, signed))
-	}
-	checkLD("a", k, lda)
-	checkLen("a", m, k, len(a), lda)
-	checkLD("q", k, ldq)
-	checkLen("q", n, k, len(q), ldq)
-	checkLD("c", n, ldc)
-	checkLen("c", m, n, len(c), ldc)
+	checkLinearQ8("LinearQ8", m, n, k, a, lda, q, ldq, signed, zq, c, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
@@ -74,6 +68,10 @@ func (e *Engine) LinearQ8(m, n, k int, a []float32, lda int, q []byte, ldq int, 
 
 // task computes weight rows [t·qgemvRows, +qgemvRows) for every row of A.
 func (j *qgemvJob) task(t, slot int) {
+	if j.int16 {
+		j.int16Task(t)
+		return
+	}
 	r0 := t * qgemvRows
 	r1 := min(j.n, r0+qgemvRows)
 	q := j.q[r0*j.ldq:]

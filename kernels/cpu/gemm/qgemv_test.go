@@ -109,8 +109,9 @@ func TestLinearQ8BadArgumentsPanic(t *testing.T) {
 }
 
 // BenchmarkLinearQ8 reports the weight bytes streamed per second for a
-// decoder's projections and logits, beside the float32 vector product over
-// the dequantized weight.
+// decoder's projections and logits, with A in float32 and (int16) rounded
+// to 16 bits where the CPU has the unit, beside the float32 vector product
+// over the dequantized weight.
 func BenchmarkLinearQ8(b *testing.B) {
 	e := Default()
 	r := rand.New(rand.NewPCG(1, 1))
@@ -128,6 +129,14 @@ func BenchmarkLinearQ8(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
+		if Int16Path() != "" {
+			b.Run(fmt.Sprintf("int16/%dx%dx%d", m, n, k), func(b *testing.B) {
+				for b.Loop() {
+					e.LinearQ8Int16(m, n, k, a, k, q, k, false, 128, 0.01, c, n)
+				}
+				b.ReportMetric(float64(n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
 		b.Run(fmt.Sprintf("f32/%dx%dx%d", m, n, k), func(b *testing.B) {
 			for b.Loop() {
 				e.SGEMM(false, true, m, n, k, 1, a, k, w, k, 0, c, n)

@@ -8,7 +8,22 @@ func dotAVX2(x, y *float32, n int) float32
 //go:noescape
 func axpyAVX2(s float32, x, y *float32, n int)
 
+//go:noescape
+func axpy8AVX512(s *float32, x *float32, ldx int, y *float32, n int)
+
 var hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// axpy8 runs axpy(s[r], x[r·ldx : r·ldx+len(y)], y) for r = 0 … 7, in
+// order, with the same roundings, loading and storing y once; it reports
+// false, doing nothing, where the CPU has no AVX-512 form.
+func axpy8(s *[8]float32, x []float32, ldx int, y []float32) bool {
+	if !hasAVX512 || !hasAVX2FMA || len(y) == 0 {
+		return false
+	}
+	_ = x[7*ldx+len(y)-1] // bounds, before the assembly reads
+	axpy8AVX512(&s[0], &x[0], ldx, &y[0], len(y))
+	return true
+}
 
 // dot returns Σ x[i]·y[i] over len(x) (y at least as long).
 func dot(x, y []float32) float32 {

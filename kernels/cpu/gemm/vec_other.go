@@ -8,6 +8,9 @@ func dot(x, y []float32) float32 { return dotGo(x, y[:len(x)]) }
 // axpy computes y[i] += s·x[i] over len(x) (y at least as long).
 func axpy(s float32, x, y []float32) { axpyGo(s, x, y[:len(x)]) }
 
+// axpy8 has no vector form on this architecture: the caller runs axpy.
+func axpy8(s *[8]float32, x []float32, ldx int, y []float32) bool { return false }
+
 func minMax(x []float32) (lo, hi float32, bad bool) { return minMaxGo(x) }
 
 func quantize(dst []uint8, x []float32, scale, zp float32) { quantizeGo(dst, x, scale, zp) }
