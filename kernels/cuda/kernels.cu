@@ -1051,22 +1051,47 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
 	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
+	const bool vec = a.kc == 1 && a.vc == 1 && ((a.kr | a.vr | ko | vo) & 3) == 0 && (((unsigned long long)a.k | (unsigned long long)a.v) & 15) == 0;
 	for (int k0 = 0; k0 < a.s; k0 += TQ_KEYS) {
 		int tk = min(TQ_KEYS, a.s - k0);
-		__syncthreads(); // the previous tile is no longer read
-		for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
-			int j, c;
-			if (a.kc == 1) j = e / TC_D, c = e % TC_D;
-			else j = e % TQ_KEYS, c = e / TQ_KEYS;
-			float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
-			kt[j * TQ_KS + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
-		}
-		for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
-			int j, c;
-			if (a.vc == 1) j = e / TC_D, c = e % TC_D;
-			else j = e % TQ_KEYS, c = e / TQ_KEYS;
-			float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
-			vT[c * TQ_VS + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+		if (vec) {
+			// Rows of keys and values are 64 contiguous floats: every
+			// thread issues its 16 four-float loads before the barrier and
+			// converts after it, so one memory round trip loads the tile.
+			float4 kx[8], vx[8];
+#pragma unroll
+			for (int u = 0; u < 8; u++) {
+				int e = (threadIdx.x + u * 128) * 4, j = e / TC_D, c = e % TC_D;
+				kx[u] = j < tk ? *(const float4*)(a.k + ko + (i64)(k0 + j) * a.kr + c) : make_float4(0, 0, 0, 0);
+				vx[u] = j < tk ? *(const float4*)(a.v + vo + (i64)(k0 + j) * a.vr + c) : make_float4(0, 0, 0, 0);
+			}
+			__syncthreads(); // the previous tile is no longer read
+#pragma unroll
+			for (int u = 0; u < 8; u++) {
+				int e = (threadIdx.x + u * 128) * 4, j = e / TC_D, c = e % TC_D;
+				float kv[4] = {kx[u].x, kx[u].y, kx[u].z, kx[u].w}, vv[4] = {vx[u].x, vx[u].y, vx[u].z, vx[u].w};
+#pragma unroll
+				for (int i = 0; i < 4; i++) {
+					kt[j * TQ_KS + c + i] = bf16 ? f32_to_bf16(kv[i]) : f32_to_f16(kv[i]);
+					vT[(c + i) * TQ_VS + j] = bf16 ? f32_to_bf16(vv[i]) : f32_to_f16(vv[i]);
+				}
+			}
+		} else {
+			__syncthreads(); // the previous tile is no longer read
+			for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
+				int j, c;
+				if (a.kc == 1) j = e / TC_D, c = e % TC_D;
+				else j = e % TQ_KEYS, c = e / TQ_KEYS;
+				float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+				kt[j * TQ_KS + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+			}
+			for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
+				int j, c;
+				if (a.vc == 1) j = e / TC_D, c = e % TC_D;
+				else j = e % TQ_KEYS, c = e / TQ_KEYS;
+				float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+				vT[c * TQ_VS + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+			}
 		}
 		__syncthreads();
 		// S = Q·Kᵀ: eight n-tiles of 8 keys.
