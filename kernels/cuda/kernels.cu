@@ -1052,19 +1052,23 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
 	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
 	const bool vec = a.kc == 1 && a.vc == 1 && ((a.kr | a.vr | ko | vo) & 3) == 0 && (((unsigned long long)a.k | (unsigned long long)a.v) & 15) == 0;
+	// Where rows of keys and values are 64 contiguous floats, each thread
+	// holds its share of the next tile in registers as four-float words,
+	// loaded while the block computes on the current one.
+	float4 kx[8], vx[8];
+	auto fetch = [&](int k0) {
+		int tk = min(TQ_KEYS, a.s - k0);
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			int e = (threadIdx.x + u * 128) * 4, j = e / TC_D, c = e % TC_D;
+			kx[u] = j < tk ? *(const float4*)(a.k + ko + (i64)(k0 + j) * a.kr + c) : make_float4(0, 0, 0, 0);
+			vx[u] = j < tk ? *(const float4*)(a.v + vo + (i64)(k0 + j) * a.vr + c) : make_float4(0, 0, 0, 0);
+		}
+	};
+	if (vec) fetch(0);
 	for (int k0 = 0; k0 < a.s; k0 += TQ_KEYS) {
 		int tk = min(TQ_KEYS, a.s - k0);
 		if (vec) {
-			// Rows of keys and values are 64 contiguous floats: every
-			// thread issues its 16 four-float loads before the barrier and
-			// converts after it, so one memory round trip loads the tile.
-			float4 kx[8], vx[8];
-#pragma unroll
-			for (int u = 0; u < 8; u++) {
-				int e = (threadIdx.x + u * 128) * 4, j = e / TC_D, c = e % TC_D;
-				kx[u] = j < tk ? *(const float4*)(a.k + ko + (i64)(k0 + j) * a.kr + c) : make_float4(0, 0, 0, 0);
-				vx[u] = j < tk ? *(const float4*)(a.v + vo + (i64)(k0 + j) * a.vr + c) : make_float4(0, 0, 0, 0);
-			}
 			__syncthreads(); // the previous tile is no longer read
 #pragma unroll
 			for (int u = 0; u < 8; u++) {
@@ -1094,6 +1098,7 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 			}
 		}
 		__syncthreads();
+		if (vec && k0 + TQ_KEYS < a.s) fetch(k0 + TQ_KEYS);
 		// S = Q·Kᵀ: eight n-tiles of 8 keys.
 		float sc[8][4];
 		for (int j = 0; j < 8; j++) {
