@@ -1014,6 +1014,115 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
 #define TC_KS 72 // halves per key row of a warp's key tile (64 + 8: no bank conflicts)
 #define TC_VS 40 // halves per column of a warp's transposed value tile (32 + 8)
 
+// Pieces the two tensor-core attention kernels share. A warp owns 16
+// query rows: lane (g, q4) = (lane / 4, lane % 4) holds rows g and g + 8 of
+// every fragment, as mma.sync.m16n8k16 lays them out.
+
+// tc_load_q fills the warp's Q fragments (A operands, row-major) for the
+// four 16-wide k-steps over d = 64, rows row0 … row0 + 15 (zero past n).
+__device__ __forceinline__ void tc_load_q(unsigned (&qa)[4][4], const AttnArgs& a, i64 qo, int row0, int g, int q4, int bf16) {
+	for (int kk = 0; kk < 4; kk++)
+		for (int h = 0; h < 2; h++)
+			for (int half = 0; half < 2; half++) {
+				int r = row0 + g + 8 * h, c = kk * 16 + half * 8 + q4 * 2;
+				float x0 = 0, x1 = 0;
+				if (r < a.n) {
+					x0 = a.q[qo + r * a.qr + (i64)c * a.qc];
+					x1 = a.q[qo + r * a.qr + (i64)(c + 1) * a.qc];
+				}
+				qa[kk][h + 2 * half] = pack2(x0, x1, bf16);
+			}
+}
+
+// tc_convert_tile converts a tile of keys keys (tk of them real, from k0)
+// into half precision: keys row-major into kt (ks halves apart), values
+// transposed into vT (vs halves per column); threads first, first + step,
+// … share the work, walking the axis that is contiguous in memory.
+__device__ __forceinline__ void tc_convert_tile(unsigned short* kt, int ks, unsigned short* vT, int vs, const AttnArgs& a, i64 ko, i64 vo,
+	int k0, int tk, int keys, int first, int step, int bf16) {
+	for (int e = first; e < keys * TC_D; e += step) {
+		int j, c;
+		if (a.kc == 1) j = e / TC_D, c = e % TC_D;
+		else j = e % keys, c = e / keys;
+		float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+		kt[j * ks + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+	}
+	for (int e = first; e < keys * TC_D; e += step) {
+		int j, c;
+		if (a.vc == 1) j = e / TC_D, c = e % TC_D;
+		else j = e % keys, c = e / keys;
+		float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+		vT[c * vs + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+	}
+}
+
+// tc_tile runs one tile of 8·NT keys for the warp's rows: S = Q·Kᵀ from
+// the half-precision key tile kt (keys row-major, ks halves apart), the
+// mask and the tile's bound (tk keys from k0), the online softmax update
+// of the running maxima m and sums l, and O += P·V from the transposed
+// value tile vT (vs halves per column).
+template <int NT>
+__device__ __forceinline__ void tc_tile(float (&o)[8][4], float (&m)[2], float (&l)[2], const unsigned (&qa)[4][4],
+	const unsigned short* kt, int ks, const unsigned short* vT, int vs, const AttnArgs& a, int row0, int k0, int tk, int g, int q4, int bf16) {
+	float sc[NT][4];
+	for (int j = 0; j < NT; j++) {
+		for (int t = 0; t < 4; t++) sc[j][t] = 0;
+		const unsigned* kr = (const unsigned*)(kt + (j * 8 + g) * ks);
+		for (int kk = 0; kk < 4; kk++) {
+			unsigned b[2] = {kr[kk * 8 + q4], kr[kk * 8 + 4 + q4]};
+			mma16816(sc[j], qa[kk], b, bf16);
+		}
+	}
+	// Mask, bounds, online softmax for rows g (t = 0, 1) and g+8 (t = 2, 3).
+	float mx[2] = {-FINF, -FINF};
+	for (int j = 0; j < NT; j++)
+		for (int t = 0; t < 4; t++) {
+			int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
+			int r = row0 + g + 8 * h;
+			float v = sc[j][t];
+			if (key >= tk) v = -FINF;
+			else if (a.mask && r < a.n) v += a.mask[r * a.mr + (i64)(k0 + key) * a.mc];
+			sc[j][t] = v;
+			mx[h] = fmaxf(mx[h], v);
+		}
+	float corr[2];
+	for (int h = 0; h < 2; h++) {
+		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+		float mn = fmaxf(m[h], mx[h]);
+		corr[h] = mn == -FINF ? 1.f : __expf(m[h] - mn);
+		m[h] = mn;
+	}
+	float rs[2] = {0, 0};
+	for (int j = 0; j < NT; j++)
+		for (int t = 0; t < 4; t++) {
+			int h = t >> 1;
+			sc[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
+			rs[h] += sc[j][t];
+		}
+	for (int h = 0; h < 2; h++) {
+		rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 1);
+		rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 2);
+		l[h] = l[h] * corr[h] + rs[h];
+	}
+	for (int j = 0; j < 8; j++) {
+		o[j][0] *= corr[0];
+		o[j][1] *= corr[0];
+		o[j][2] *= corr[1];
+		o[j][3] *= corr[1];
+	}
+	// O += P·V: the score tiles become A fragments, k-steps of 16 keys.
+	for (int t2 = 0; t2 < NT / 2; t2++) {
+		unsigned pa[4] = {pack2(sc[2 * t2][0], sc[2 * t2][1], bf16), pack2(sc[2 * t2][2], sc[2 * t2][3], bf16),
+			pack2(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1], bf16), pack2(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3], bf16)};
+		for (int j = 0; j < 8; j++) {
+			const unsigned* vr = (const unsigned*)(vT + (j * 8 + g) * vs);
+			unsigned b[2] = {vr[t2 * 8 + q4], vr[t2 * 8 + 4 + q4]};
+			mma16816(o[j], pa, b, bf16);
+		}
+	}
+}
+
 // forge_attention_tc64 is forge_attention_tc for many query rows (an
 // encoder's): grid (ceil(n/64), batch), four warps of 16 query rows each
 // that share every 64-key tile, loaded and converted to half precision
@@ -1036,17 +1145,7 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 	i64 qo, ko, vo, oo;
 	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	unsigned qa[4][4];
-	for (int kk = 0; kk < 4; kk++)
-		for (int h = 0; h < 2; h++)
-			for (int half = 0; half < 2; half++) {
-				int r = row0 + g + 8 * h, c = kk * 16 + half * 8 + q4 * 2;
-				float x0 = 0, x1 = 0;
-				if (r < a.n) {
-					x0 = a.q[qo + r * a.qr + (i64)c * a.qc];
-					x1 = a.q[qo + r * a.qr + (i64)(c + 1) * a.qc];
-				}
-				qa[kk][h + 2 * half] = pack2(x0, x1, bf16);
-			}
+	tc_load_q(qa, a, qo, row0, g, q4, bf16);
 	float o[8][4];
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
@@ -1082,81 +1181,11 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 			}
 		} else {
 			__syncthreads(); // the previous tile is no longer read
-			for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
-				int j, c;
-				if (a.kc == 1) j = e / TC_D, c = e % TC_D;
-				else j = e % TQ_KEYS, c = e / TQ_KEYS;
-				float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
-				kt[j * TQ_KS + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
-			}
-			for (int e = threadIdx.x; e < TQ_KEYS * TC_D; e += blockDim.x) {
-				int j, c;
-				if (a.vc == 1) j = e / TC_D, c = e % TC_D;
-				else j = e % TQ_KEYS, c = e / TQ_KEYS;
-				float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
-				vT[c * TQ_VS + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
-			}
+			tc_convert_tile(kt, TQ_KS, vT, TQ_VS, a, ko, vo, k0, tk, TQ_KEYS, threadIdx.x, blockDim.x, bf16);
 		}
 		__syncthreads();
 		if (vec && k0 + TQ_KEYS < a.s) fetch(k0 + TQ_KEYS);
-		// S = Q·Kᵀ: eight n-tiles of 8 keys.
-		float sc[8][4];
-		for (int j = 0; j < 8; j++) {
-			for (int t = 0; t < 4; t++) sc[j][t] = 0;
-			const unsigned* kr = (const unsigned*)(kt + (j * 8 + g) * TQ_KS);
-			for (int kk = 0; kk < 4; kk++) {
-				unsigned b[2] = {kr[kk * 8 + q4], kr[kk * 8 + 4 + q4]};
-				mma16816(sc[j], qa[kk], b, bf16);
-			}
-		}
-		// Mask, bounds, online softmax for rows g (t = 0, 1) and g+8 (t = 2, 3).
-		float mx[2] = {-FINF, -FINF};
-		for (int j = 0; j < 8; j++)
-			for (int t = 0; t < 4; t++) {
-				int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
-				int r = row0 + g + 8 * h;
-				float v = sc[j][t];
-				if (key >= tk) v = -FINF;
-				else if (a.mask && r < a.n) v += a.mask[r * a.mr + (i64)(k0 + key) * a.mc];
-				sc[j][t] = v;
-				mx[h] = fmaxf(mx[h], v);
-			}
-		float corr[2];
-		for (int h = 0; h < 2; h++) {
-			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-			float mn = fmaxf(m[h], mx[h]);
-			corr[h] = mn == -FINF ? 1.f : __expf(m[h] - mn);
-			m[h] = mn;
-		}
-		float rs[2] = {0, 0};
-		for (int j = 0; j < 8; j++)
-			for (int t = 0; t < 4; t++) {
-				int h = t >> 1;
-				sc[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
-				rs[h] += sc[j][t];
-			}
-		for (int h = 0; h < 2; h++) {
-			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 1);
-			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 2);
-			l[h] = l[h] * corr[h] + rs[h];
-		}
-		for (int j = 0; j < 8; j++) {
-			o[j][0] *= corr[0];
-			o[j][1] *= corr[0];
-			o[j][2] *= corr[1];
-			o[j][3] *= corr[1];
-		}
-		// O += P·V: the score tiles become A fragments, four k-steps of 16 keys.
-		for (int t2 = 0; t2 < 4; t2++) {
-			unsigned pa[4] = {pack2(sc[2 * t2][0], sc[2 * t2][1], bf16), pack2(sc[2 * t2][2], sc[2 * t2][3], bf16),
-				pack2(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1], bf16), pack2(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3], bf16)};
-			for (int j = 0; j < 8; j++) {
-				const unsigned* vr = (const unsigned*)(vT + (j * 8 + g) * TQ_VS);
-				unsigned b[2] = {vr[t2 * 8 + q4], vr[t2 * 8 + 4 + q4]};
-				mma16816(o[j], pa, b, bf16);
-			}
-		}
+		tc_tile<8>(o, m, l, qa, kt, TQ_KS, vT, TQ_VS, a, row0, k0, tk, g, q4, bf16);
 	}
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) {
@@ -1185,17 +1214,7 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	// Q fragments for the four k-steps over d (A operand, row-major).
 	unsigned qa[4][4];
-	for (int kk = 0; kk < 4; kk++)
-		for (int h = 0; h < 2; h++)
-			for (int half = 0; half < 2; half++) {
-				int r = row0 + g + 8 * h, c = kk * 16 + half * 8 + q4 * 2;
-				float x0 = 0, x1 = 0;
-				if (r < a.n) {
-					x0 = a.q[qo + r * a.qr + (i64)c * a.qc];
-					x1 = a.q[qo + r * a.qr + (i64)(c + 1) * a.qc];
-				}
-				qa[kk][h + 2 * half] = pack2(x0, x1, bf16);
-			}
+	tc_load_q(qa, a, qo, row0, g, q4, bf16);
 	float o[8][4];
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
@@ -1203,81 +1222,10 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 	for (int k0 = warp * TC_KEYS; k0 < a.s; k0 += TC_WARPS * TC_KEYS) {
 		int tk = min(TC_KEYS, a.s - k0);
 		__syncwarp();
-		// The warp's tile, converted as it loads; lanes walk the axis that
-		// is contiguous in memory.
-		for (int e = lane; e < TC_KEYS * TC_D; e += 32) {
-			int j, c;
-			if (a.kc == 1) j = e / TC_D, c = e % TC_D;
-			else j = e % TC_KEYS, c = e / TC_KEYS;
-			float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
-			kt[j * TC_KS + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
-		}
-		for (int e = lane; e < TC_KEYS * TC_D; e += 32) {
-			int j, c;
-			if (a.vc == 1) j = e / TC_D, c = e % TC_D;
-			else j = e % TC_KEYS, c = e / TC_KEYS;
-			float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
-			vT[c * TC_VS + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
-		}
+		// The warp's tile, converted as it loads.
+		tc_convert_tile(kt, TC_KS, vT, TC_VS, a, ko, vo, k0, tk, TC_KEYS, lane, 32, bf16);
 		__syncwarp();
-		// S = Q·Kᵀ: four n-tiles of 8 keys.
-		float sc[4][4];
-		for (int j = 0; j < 4; j++) {
-			for (int t = 0; t < 4; t++) sc[j][t] = 0;
-			const unsigned* kr = (const unsigned*)(kt + (j * 8 + g) * TC_KS);
-			for (int kk = 0; kk < 4; kk++) {
-				unsigned b[2] = {kr[kk * 8 + q4], kr[kk * 8 + 4 + q4]};
-				mma16816(sc[j], qa[kk], b, bf16);
-			}
-		}
-		// Mask, bounds, online softmax for rows g (t = 0, 1) and g+8 (t = 2, 3).
-		float mx[2] = {-FINF, -FINF};
-		for (int j = 0; j < 4; j++)
-			for (int t = 0; t < 4; t++) {
-				int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
-				int r = row0 + g + 8 * h;
-				float v = sc[j][t];
-				if (key >= tk) v = -FINF;
-				else if (a.mask && r < a.n) v += a.mask[r * a.mr + (i64)(k0 + key) * a.mc];
-				sc[j][t] = v;
-				mx[h] = fmaxf(mx[h], v);
-			}
-		float corr[2];
-		for (int h = 0; h < 2; h++) {
-			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-			float mn = fmaxf(m[h], mx[h]);
-			corr[h] = mn == -FINF ? 1.f : __expf(m[h] - mn);
-			m[h] = mn;
-		}
-		float rs[2] = {0, 0};
-		for (int j = 0; j < 4; j++)
-			for (int t = 0; t < 4; t++) {
-				int h = t >> 1;
-				sc[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
-				rs[h] += sc[j][t];
-			}
-		for (int h = 0; h < 2; h++) {
-			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 1);
-			rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 2);
-			l[h] = l[h] * corr[h] + rs[h];
-		}
-		for (int j = 0; j < 8; j++) {
-			o[j][0] *= corr[0];
-			o[j][1] *= corr[0];
-			o[j][2] *= corr[1];
-			o[j][3] *= corr[1];
-		}
-		// O += P·V: the score tiles become A fragments, two k-steps of 16 keys.
-		for (int t2 = 0; t2 < 2; t2++) {
-			unsigned pa[4] = {pack2(sc[2 * t2][0], sc[2 * t2][1], bf16), pack2(sc[2 * t2][2], sc[2 * t2][3], bf16),
-				pack2(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1], bf16), pack2(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3], bf16)};
-			for (int j = 0; j < 8; j++) {
-				const unsigned* vr = (const unsigned*)(vT + (j * 8 + g) * TC_VS);
-				unsigned b[2] = {vr[t2 * 8 + q4], vr[t2 * 8 + 4 + q4]};
-				mma16816(o[j], pa, b, bf16);
-			}
-		}
+		tc_tile<4>(o, m, l, qa, kt, TC_KS, vT, TC_VS, a, row0, k0, tk, g, q4, bf16);
 	}
 	// Combine the four warps' partial rows: (max, sum, output) per row.
 	__syncthreads();
