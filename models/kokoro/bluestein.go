@@ -16,6 +16,11 @@ type bluestein struct {
 	v     []complex64 // twiddles exp(−2πi·k/m), stored at bit-reversed k
 	chirp []complex64 // exp(−πi·k²/n), zero past n
 	bFFT  []complex64 // FFT of the conjugate chirp, wrapped symmetrically
+	// perm is the bit-reversed load order of fft, and tw its butterflies'
+	// twiddle pairs, stage after stage (m−1 pairs): looked up once here
+	// rather than bit-reversed per butterfly.
+	perm []int
+	tw   [][2]complex64
 }
 
 func newBluestein(n int) *bluestein {
@@ -31,6 +36,18 @@ func newBluestein(n int) *bluestein {
 		a := float32(i) * av
 		b.v[b.rev(i, b.bits)] = complex(cos32(a), sin32(a))
 	}
+	b.perm = make([]int, m)
+	for i := range m {
+		b.perm[i] = b.rev(i, b.bits)
+	}
+	var sig uint
+	for size := 2; size <= m; size <<= 1 {
+		mid := size >> 1
+		sig++
+		for k := range mid {
+			b.tw = append(b.tw, [2]complex64{b.v[b.rev(k, sig)], b.v[b.rev(mid+k, sig)]})
+		}
+	}
 	b.chirp = make([]complex64, m)
 	bb := make([]complex64, m)
 	for k := range n {
@@ -42,7 +59,7 @@ func newBluestein(n int) *bluestein {
 		bb[k] = bb[m-k]
 	}
 	b.bFFT = make([]complex64, m)
-	b.fft(b.bFFT, bb, false)
+	b.fft(b.bFFT, bb)
 	return b
 }
 
@@ -62,17 +79,18 @@ func cmul(a, c complex64) complex64 {
 
 // fft is fft_radix2 on m points: bit-reversed load, in-place butterflies
 // with the forward twiddles (the inverse reuses them, which reverses its
-// output), and a 1/m scale when inverse.
-func (b *bluestein) fft(dst, src []complex64, inverse bool) {
-	for i := range b.m {
-		dst[i] = src[b.rev(i, b.bits)]
+// output). The inverse's 1/m scale is left to the caller, which needs few
+// of its outputs.
+func (b *bluestein) fft(dst, src []complex64) {
+	dst = dst[:b.m]
+	for i, p := range b.perm {
+		dst[i] = src[p]
 	}
-	var sig uint
+	tw := b.tw
 	for size := 2; size <= b.m; size <<= 1 {
 		mid := size >> 1
-		sig++
-		for k := range mid {
-			w1, w2 := b.v[b.rev(k, sig)], b.v[b.rev(mid+k, sig)]
+		for k, w := range tw[:mid] {
+			w1, w2 := w[0], w[1]
 			for j := 0; j < b.m; j += size {
 				even, odd := dst[k+j], dst[k+j+mid]
 				p, q := cmul(w1, odd), cmul(w2, odd)
@@ -80,12 +98,7 @@ func (b *bluestein) fft(dst, src []complex64, inverse bool) {
 				dst[k+j+mid] = complex(real(even)+real(q), imag(even)+imag(q))
 			}
 		}
-	}
-	if inverse {
-		s := float32(b.m)
-		for i, c := range dst {
-			dst[i] = complex(real(c)/s, imag(c)/s)
-		}
+		tw = tw[mid:]
 	}
 }
 
@@ -102,16 +115,21 @@ func (b *bluestein) transform(out []complex64, x, window []float32, s [2][]compl
 		c := complex(v*window[k], 0) // a_n = x; a_n *= window
 		a[k] = cmul(c, b.chirp[k])
 	}
-	b.fft(af, a, false)
+	b.fft(af, a)
 	for i := range af {
 		af[i] = cmul(af[i], b.bFFT[i])
 	}
-	b.fft(a, af, true)
+	b.fft(a, af) // the inverse, scaled below
+	// The reference divides every output by m; m is a power of two, so
+	// multiplying by 1/m rounds the same, and only the outputs read here
+	// need it.
+	inv := 1 / float32(b.m)
 	for i := range out {
 		c := a[0]
 		if i > 0 {
 			c = a[b.m-i]
 		}
+		c = complex(float32(real(c)*inv), float32(imag(c)*inv))
 		out[i] = cmul(c, b.chirp[i]) // the scale is 1 for a forward DFT
 	}
 }
