@@ -3,7 +3,9 @@ package vad_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/tensorforge/forge/audio"
@@ -87,6 +89,133 @@ func TestFastMatchesGraph(t *testing.T) {
 				t.Errorf("chunk %d: fast %.7f, graph %.7f: |d| = %.2g > %g", at, got[at], want[at], worst, fastTolerance)
 			}
 		})
+	}
+}
+
+// randomAudio makes n samples of synthetic audio of one kind, from seed:
+// the fast path's products see inputs no recording has (full-scale noise,
+// clipping, a DC offset, digital silence, bursts that flip the LSTM's
+// state back and forth).
+func randomAudio(kind string, seed uint64, n int) []float32 {
+	r := rand.New(rand.NewPCG(seed, 17))
+	x := make([]float32, n)
+	switch kind {
+	case "silence":
+	case "dc":
+		for i := range x {
+			x[i] = 0.25
+		}
+	case "noise 1e-3", "noise 0.1", "noise 1":
+		amp := map[string]float64{"noise 1e-3": 1e-3, "noise 0.1": 0.1, "noise 1": 1}[kind]
+		for i := range x {
+			x[i] = float32(amp * (2*r.Float64() - 1))
+		}
+	case "clipped":
+		for i := range x {
+			x[i] = float32(max(-1, min(1, 3*r.NormFloat64())))
+		}
+	case "chirp":
+		for i := range x {
+			t := float64(i) / 16000
+			x[i] = float32(0.5 * math.Sin(2*math.Pi*(100+1500*t)*t))
+		}
+	case "bursts":
+		on := false
+		for i := range x {
+			if i%4000 == 0 {
+				on = r.IntN(2) == 0
+			}
+			if on {
+				x[i] = float32(0.3 * r.NormFloat64())
+			}
+		}
+	default:
+		panic("randomAudio: unknown kind " + kind)
+	}
+	return x
+}
+
+// TestFastMatchesGraphRandom is TestFastMatchesGraph on synthetic audio at
+// both rates, lengths that end in a partial chunk included.
+func TestFastMatchesGraphRandom(t *testing.T) {
+	fast, ref := fastModel(t), testGraphModel(t)
+	for _, tc := range []struct {
+		kind string
+		rate int
+		n    int // samples
+	}{
+		{"silence", vad.Rate16k, 40 * 512},
+		{"dc", vad.Rate16k, 40 * 512},
+		{"noise 1e-3", vad.Rate16k, 100 * 512},
+		{"noise 0.1", vad.Rate16k, 100*512 + 77},
+		{"noise 1", vad.Rate16k, 100 * 512},
+		{"clipped", vad.Rate16k, 100 * 512},
+		{"chirp", vad.Rate16k, 150 * 512},
+		{"bursts", vad.Rate16k, 300*512 + 5},
+		{"noise 0.1", vad.Rate8k, 100 * 256},
+		{"bursts", vad.Rate8k, 300*256 + 100},
+	} {
+		t.Run(fmt.Sprintf("%s@%d", tc.kind, tc.rate), func(t *testing.T) {
+			x := randomAudio(tc.kind, uint64(tc.n), tc.n)
+			got, err := fast.Probs(ctx(), x, tc.rate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ref.Probs(ctx(), x, tc.rate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d chunks on the fast path, %d on the graph", len(got), len(want))
+			}
+			worst, at := maxDiff(got, want)
+			t.Logf("%d chunks: max |p_fast − p_graph| = %.2g (chunk %d)", len(got), worst, at)
+			if !(worst <= fastTolerance) {
+				t.Errorf("chunk %d: fast %.7f, graph %.7f: |d| = %.2g > %g", at, got[at], want[at], worst, fastTolerance)
+			}
+		})
+	}
+}
+
+// TestFastSegmentsMatchGraph: the segments of the golden clips are the
+// same on both paths under every option set of the reference cases, and
+// on the 8 kHz branch: probabilities a few 1e-6 apart must not move a
+// boundary.
+func TestFastSegmentsMatchGraph(t *testing.T) {
+	fast, ref := fastModel(t), testGraphModel(t)
+	rs, err := resample.New(16000, vad.Rate8k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jfk8k := rs.Flush(rs.Process(nil, goldenAudio(t, "jfk")))
+	for _, c := range referenceCases {
+		for _, rate := range []int{vad.Rate16k, vad.Rate8k} {
+			if rate == vad.Rate8k && c.clip != "jfk" {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s@%d/%s", c.clip, rate, c.name), func(t *testing.T) {
+				x := goldenAudio(t, c.clip)
+				if rate == vad.Rate8k {
+					x = jfk8k
+				}
+				o := vad.DefaultOptions()
+				c.opt(&o)
+				got, err := fast.Detect(ctx(), x, rate, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := ref.Detect(ctx(), x, rate, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("segments differ:\nfast  %v\ngraph %v", got, want)
+				}
+				if len(want) == 0 {
+					t.Errorf("no segments: the comparison tests nothing")
+				}
+			})
+		}
 	}
 }
 
