@@ -25,6 +25,26 @@ func axpy8(s *[8]float32, x []float32, ldx int, y []float32) bool {
 	return true
 }
 
+//go:noescape
+func dotRows8AVX512(m *float32, ld int, v *float32, n int, out *float32)
+
+// hasDotRows8 says whether dotRows8 has its kernel here: AVX-512F, and VL
+// for the scratch registers of its reductions.
+var hasDotRows8 = hasAVX2FMA && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+
+// dotRows8 sets out[r] = dot(m[r·ld:][:len(v)], v) for r < 8, bit for bit,
+// and reports true; it reports false, leaving out alone, where it has no
+// kernel for this CPU or len(v) (a positive multiple of 32).
+func dotRows8(m []float32, ld int, v []float32, out *[8]float32) bool {
+	n := len(v)
+	if !hasDotRows8 || n == 0 || n%32 != 0 {
+		return false
+	}
+	_ = m[7*ld+n-1]
+	dotRows8AVX512(&m[0], ld, &v[0], n, &out[0])
+	return true
+}
+
 // dot returns Σ x[i]·y[i] over len(x) (y at least as long).
 func dot(x, y []float32) float32 {
 	if len(x) == 0 {

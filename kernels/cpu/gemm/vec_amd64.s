@@ -173,3 +173,99 @@ axpy8tail:
 axpy8done:
 	VZEROUPPER
 	RET
+
+// ROWS8_REDUCE sums one row's accumulators in dotAVX2's order: za holds its
+// Y0|Y1 and zb its Y2|Y3; (Y0 + Y1) + (Y2 + Y3), the two 128-bit halves,
+// then two horizontal adds; lane 0 goes to off(DX). Y18 and Y19 are
+// scratch (EVEX, hence AVX512VL).
+#define ROWS8_REDUCE(za, ya, xa, zb, yb, off) \
+	VEXTRACTF64X4 $1, za, Y18; \
+	VADDPS        Y18, ya, ya; \
+	VEXTRACTF64X4 $1, zb, Y19; \
+	VADDPS        Y19, yb, yb; \
+	VADDPS        yb, ya, ya; \
+	VEXTRACTF32X4 $1, ya, X18; \
+	VADDPS        X18, xa, xa; \
+	VHADDPS       xa, xa, xa; \
+	VHADDPS       xa, xa, xa; \
+	VMOVSS        xa, off(DX)
+
+// func dotRows8AVX512(m *float32, ld int, v *float32, n int, out *float32)
+// out[r] = Σ m[r·ld + i]·v[i] over i < n for the eight rows r < 8; n is a
+// positive multiple of 32. Each row is summed exactly as dotAVX2 sums it:
+// a zmm accumulator holds two of its ymm accumulators side by side (lanes
+// 0–7 and 8–15 of each 32-float block in one, 16–23 and 24–31 in the
+// other), and ROWS8_REDUCE adds them in its order. Eight rows at once keep
+// sixteen FMA chains in flight where dotAVX2 keeps four.
+TEXT ·dotRows8AVX512(SB), NOSPLIT, $0-40
+	MOVQ   m+0(FP), SI
+	MOVQ   ld+8(FP), BX
+	SHLQ   $2, BX
+	MOVQ   v+16(FP), DI
+	MOVQ   n+24(FP), CX
+	MOVQ   out+32(FP), DX
+	LEAQ   (SI)(BX*1), R8
+	LEAQ   (SI)(BX*2), R9
+	LEAQ   (R8)(BX*2), R10
+	LEAQ   (SI)(BX*4), R11
+	LEAQ   (R8)(BX*4), R12
+	LEAQ   (R9)(BX*4), R13
+	LEAQ   (R10)(BX*4), R14
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+rows8loop:
+	VMOVUPS     (DI), Z16
+	VMOVUPS     64(DI), Z17
+	VFMADD231PS (SI), Z16, Z0
+	VFMADD231PS 64(SI), Z17, Z1
+	VFMADD231PS (R8), Z16, Z2
+	VFMADD231PS 64(R8), Z17, Z3
+	VFMADD231PS (R9), Z16, Z4
+	VFMADD231PS 64(R9), Z17, Z5
+	VFMADD231PS (R10), Z16, Z6
+	VFMADD231PS 64(R10), Z17, Z7
+	VFMADD231PS (R11), Z16, Z8
+	VFMADD231PS 64(R11), Z17, Z9
+	VFMADD231PS (R12), Z16, Z10
+	VFMADD231PS 64(R12), Z17, Z11
+	VFMADD231PS (R13), Z16, Z12
+	VFMADD231PS 64(R13), Z17, Z13
+	VFMADD231PS (R14), Z16, Z14
+	VFMADD231PS 64(R14), Z17, Z15
+	ADDQ        $128, DI
+	ADDQ        $128, SI
+	ADDQ        $128, R8
+	ADDQ        $128, R9
+	ADDQ        $128, R10
+	ADDQ        $128, R11
+	ADDQ        $128, R12
+	ADDQ        $128, R13
+	ADDQ        $128, R14
+	SUBQ        $32, CX
+	JNZ         rows8loop
+
+	ROWS8_REDUCE(Z0, Y0, X0, Z1, Y1, 0)
+	ROWS8_REDUCE(Z2, Y2, X2, Z3, Y3, 4)
+	ROWS8_REDUCE(Z4, Y4, X4, Z5, Y5, 8)
+	ROWS8_REDUCE(Z6, Y6, X6, Z7, Y7, 12)
+	ROWS8_REDUCE(Z8, Y8, X8, Z9, Y9, 16)
+	ROWS8_REDUCE(Z10, Y10, X10, Z11, Y11, 20)
+	ROWS8_REDUCE(Z12, Y12, X12, Z13, Y13, 24)
+	ROWS8_REDUCE(Z14, Y14, X14, Z15, Y15, 28)
+	VZEROUPPER
+	RET

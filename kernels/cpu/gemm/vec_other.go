@@ -5,6 +5,12 @@ package gemm
 // dot returns Σ x[i]·y[i] over len(x) (y at least as long).
 func dot(x, y []float32) float32 { return dotGo(x, y[:len(x)]) }
 
+// hasDotRows8: there is no dotRows8 kernel here.
+const hasDotRows8 = false
+
+// dotRows8 has no kernel here: callers take dot row by row.
+func dotRows8(m []float32, ld int, v []float32, out *[8]float32) bool { return false }
+
 // axpy computes y[i] += s·x[i] over len(x) (y at least as long).
 func axpy(s float32, x, y []float32) { axpyGo(s, x, y[:len(x)]) }
 
