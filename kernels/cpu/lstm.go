@@ -119,7 +119,11 @@ func (r lstmRun) dir(d int) {
 			t = T - 1 - step
 		}
 		// gates = h·W_hhᵀ, then + gx + biases
-		rec.SGEMM(false, true, B, 4*H, H, 1, h, H, whh, H, 0, gates, 4*H)
+		if B == 1 && rec != e {
+			recurrent(rec, gates, h, whh, H, step%2 == 1)
+		} else {
+			rec.SGEMM(false, true, B, 4*H, H, 1, h, H, whh, H, 0, gates, 4*H)
+		}
 		for bi := 0; bi < B; bi++ {
 			g := gates[bi*4*H : (bi+1)*4*H]
 			// Index of the x[t, bi, :] / y[t, bi, :] rows.
@@ -147,4 +151,28 @@ func (r lstmRun) dir(d int) {
 	}
 	copy(hN[d*B*H:(d+1)*B*H], h)
 	copy(cN[d*B*H:(d+1)*B*H], c)
+}
+
+// recurrentBlock is how many rows of W_hh recurrent reads per product.
+const recurrentBlock = 128
+
+// recurrent computes one step's gates = h·W_hhᵀ (one sequence) on the
+// serial engine rec, the rows of W_hh in blocks: from the first on even
+// steps and from the last on odd ones. A W_hh of Kokoro's 256-wide LSTMs
+// is 1 MB, as large as a core's L2, and read whole every step: scanning it
+// the same way each time evicts each row just before its next use, while
+// turning back rereads first the rows read last, still in cache. Each gate
+// is the same dot product in either order.
+func recurrent(rec *gemm.Engine, gates, h, whh []float32, H int, backwards bool) {
+	n := 4 * H
+	blocks := (n + recurrentBlock - 1) / recurrentBlock
+	for i := range blocks {
+		q := i
+		if backwards {
+			q = blocks - 1 - i
+		}
+		j0 := q * recurrentBlock
+		rows := min(recurrentBlock, n-j0)
+		rec.SGEMM(false, true, 1, rows, H, 1, h, H, whh[j0*H:], H, 0, gates[j0:], rows)
+	}
 }
