@@ -69,8 +69,9 @@ type Config struct {
 	// Precision is Whisper's arithmetic: whisper.F32 (the default:
 	// weights dequantized once, float activations), whisper.BF16 (F32
 	// with the encoder's products in bfloat16 on a CPU with bfloat16
-	// units, AMX or AVX512_BF16; F32 elsewhere) or whisper.Int8 (the ONNX
-	// export's integer arithmetic).
+	// units, AMX or AVX512_BF16, and the decoder steps' on 16-bit rows
+	// with AVX512_VNNI; F32 elsewhere) or whisper.Int8 (the ONNX export's
+	// integer arithmetic).
 	Precision whisper.Precision
 	// Device names the compute backend when Engine is nil ("" or "auto":
 	// the best registered one that runs here; see speech.NewEngine).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -109,13 +110,18 @@ func TestLinearQ8BadArgumentsPanic(t *testing.T) {
 }
 
 // BenchmarkLinearQ8 reports the weight bytes streamed per second for a
-// decoder's projections and logits, with A in float32 and (int16) rounded
-// to 16 bits where the CPU has the unit, beside the float32 vector product
-// over the dequantized weight.
+// decoder's projections and logits (Whisper tiny's, and base's logits),
+// with A in float32 and (int16) rounded to 16 bits where the CPU has the
+// unit, beside the float32 vector product over the dequantized weight and
+// (bf16) the bfloat16 GEMM on it where the CPU has a bfloat16 unit;
+// FORGE_BENCH_THREADS=1 for one thread.
 func BenchmarkLinearQ8(b *testing.B) {
 	e := Default()
+	if os.Getenv("FORGE_BENCH_THREADS") == "1" {
+		e, _ = NewGo(1, "")
+	}
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, s := range [][3]int{{1, 384, 384}, {1, 1536, 384}, {1, 51865, 384}, {5, 51865, 384}} {
+	for _, s := range [][3]int{{1, 384, 384}, {1, 1536, 384}, {1, 51865, 384}, {1, 51865, 512}, {5, 51865, 384}} {
 		m, n, k := s[0], s[1], s[2]
 		a, c := randSlice(r, m*k), make([]float32, m*n)
 		q := make([]byte, n*k)
@@ -135,6 +141,14 @@ func BenchmarkLinearQ8(b *testing.B) {
 					e.LinearQ8Int16(m, n, k, a, k, q, k, false, 128, 0.01, c, n)
 				}
 				b.ReportMetric(float64(n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+		if bw := e.PackBF16(true, k, n, w, k); bw != nil {
+			b.Run(fmt.Sprintf("bf16/%dx%dx%d", m, n, k), func(b *testing.B) {
+				for b.Loop() {
+					e.GemmBF16(false, m, a, k, bw, nil, c, n)
+				}
+				b.ReportMetric(float64(2*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 			})
 		}
 		b.Run(fmt.Sprintf("f32/%dx%dx%d", m, n, k), func(b *testing.B) {
