@@ -2,9 +2,12 @@
 
 // Panel kernels for PanelB.MulAdd (AVX-512F). A panel is k rows of 64
 // floats (256 bytes), read once front to back; each row of A is
-// broadcast one value per step. The accumulators start from C, so C gets
-// the product added to it; with relu ≠ 0 the sums are clamped at zero
-// (VMAXPS against Z24 = 0) before they are stored.
+// broadcast one value per step. The accumulators start from zero and C is
+// added to the sums at the end (a depth block's partial sum is not
+// rounded against C's magnitude at every step; see panelDepth); with
+// relu ≠ 0 the results are clamped at zero (VMAXPS against Z24 = 0)
+// before they are stored. Every row's C is read before any is stored, so
+// a row repeated (same A, same C) stores the same values twice.
 
 // Four rows: Z0–Z15 accumulate (row r in Z(4r)..Z(4r+3)), Z16–Z19 hold the
 // panel row, Z20–Z23 the broadcast A values.
@@ -15,11 +18,17 @@
 	VFMADD231PS  Z18, bc, z2; \
 	VFMADD231PS  Z19, bc, z3
 
-#define P4_LOAD(creg, z0, z1, z2, z3) \
-	VMOVUPS (creg), z0; \
-	VMOVUPS 64(creg), z1; \
-	VMOVUPS 128(creg), z2; \
-	VMOVUPS 192(creg), z3
+#define ZERO4(z0, z1, z2, z3) \
+	VPXORD z0, z0, z0; \
+	VPXORD z1, z1, z1; \
+	VPXORD z2, z2, z2; \
+	VPXORD z3, z3, z3
+
+#define P4_ADDC(creg, z0, z1, z2, z3) \
+	VADDPS (creg), z0, z0; \
+	VADDPS 64(creg), z1, z1; \
+	VADDPS 128(creg), z2, z2; \
+	VADDPS 192(creg), z3, z3
 
 #define RELU4(z0, z1, z2, z3) \
 	VMAXPS Z24, z0, z0; \
@@ -45,10 +54,10 @@ TEXT ·panel4AVX512(SB), NOSPLIT, $0-88
 	MOVQ c1+56(FP), R13
 	MOVQ c2+64(FP), R14
 	MOVQ c3+72(FP), R15
-	P4_LOAD(R12, Z0, Z1, Z2, Z3)
-	P4_LOAD(R13, Z4, Z5, Z6, Z7)
-	P4_LOAD(R14, Z8, Z9, Z10, Z11)
-	P4_LOAD(R15, Z12, Z13, Z14, Z15)
+	ZERO4(Z0, Z1, Z2, Z3)
+	ZERO4(Z4, Z5, Z6, Z7)
+	ZERO4(Z8, Z9, Z10, Z11)
+	ZERO4(Z12, Z13, Z14, Z15)
 	TESTQ CX, CX
 	JZ    p4done
 
@@ -70,6 +79,10 @@ p4loop:
 	JNZ  p4loop
 
 p4done:
+	P4_ADDC(R12, Z0, Z1, Z2, Z3)
+	P4_ADDC(R13, Z4, Z5, Z6, Z7)
+	P4_ADDC(R14, Z8, Z9, Z10, Z11)
+	P4_ADDC(R15, Z12, Z13, Z14, Z15)
 	MOVQ   relu+80(FP), AX
 	TESTQ  AX, AX
 	JZ     p4store
@@ -96,11 +109,8 @@ TEXT ·panel1AVX512(SB), NOSPLIT, $0-40
 	MOVQ b+8(FP), SI
 	MOVQ a+16(FP), R8
 	MOVQ c+24(FP), DI
-	P4_LOAD(DI, Z0, Z1, Z2, Z3)
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO4(Z0, Z1, Z2, Z3)
+	ZERO4(Z4, Z5, Z6, Z7)
 	MOVQ   CX, DX
 	SHRQ   $1, DX
 	JZ     p1tail
@@ -135,6 +145,7 @@ p1done:
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
+	P4_ADDC(DI, Z0, Z1, Z2, Z3)
 	MOVQ   relu+32(FP), AX
 	TESTQ  AX, AX
 	JZ     p1store
@@ -156,8 +167,8 @@ TEXT ·panel2AVX512(SB), NOSPLIT, $0-56
 	MOVQ a1+24(FP), R9
 	MOVQ c0+32(FP), R12
 	MOVQ c1+40(FP), R13
-	P4_LOAD(R12, Z0, Z1, Z2, Z3)
-	P4_LOAD(R13, Z4, Z5, Z6, Z7)
+	ZERO4(Z0, Z1, Z2, Z3)
+	ZERO4(Z4, Z5, Z6, Z7)
 	TESTQ CX, CX
 	JZ    p2done
 
@@ -175,6 +186,8 @@ p2loop:
 	JNZ  p2loop
 
 p2done:
+	P4_ADDC(R12, Z0, Z1, Z2, Z3)
+	P4_ADDC(R13, Z4, Z5, Z6, Z7)
 	MOVQ   relu+48(FP), AX
 	TESTQ  AX, AX
 	JZ     p2store

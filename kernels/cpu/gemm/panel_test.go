@@ -133,21 +133,77 @@ func TestPanelKernelsAgree(t *testing.T) {
 	}
 }
 
+// TestPanelMulAddBlockedSums: over a depth longer than panelDepth the
+// products are summed in blocks, so a long sum of same-signed terms
+// (rounding against a large running total) lands closer to the exact sum
+// than one sequential sum over the whole depth, which is what the kernel
+// gives when called on the full depth at once, as MulAdd did before.
+func TestPanelMulAddBlockedSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct {
+		m, k  int
+		start float32 // C before the product, as a bias
+	}{{1, 1024, 0}, {2, 384, 100}, {4, 387, 100}} {
+		t.Run(fmt.Sprintf("rows=%d/k=%d", tc.m, tc.k), func(t *testing.T) {
+			b := make([]float32, tc.k*PanelWidth)
+			for i := range b {
+				b[i] = rng.Float32()
+			}
+			p := PackPanels(false, tc.k, PanelWidth, b, PanelWidth)
+			a := make([][]float32, tc.m)
+			blocked, whole := make([][]float32, tc.m), make([][]float32, tc.m)
+			var cp [4]*float32
+			for r := range a {
+				a[r] = make([]float32, tc.k)
+				for d := range a[r] {
+					a[r][d] = rng.Float32()
+				}
+				blocked[r], whole[r] = make([]float32, PanelWidth), make([]float32, PanelWidth)
+				for j := range blocked[r] {
+					blocked[r][j] = tc.start
+				}
+				copy(whole[r], blocked[r])
+				cp[r] = &whole[r][0]
+			}
+			p.MulAdd(blocked, a)
+			panelRows(tc.m, tc.k, p.data, a, &cp, false)
+			var eb, ew float64
+			for r := range a {
+				for j := range PanelWidth {
+					want := float64(tc.start)
+					for d := range tc.k {
+						want += float64(a[r][d]) * float64(b[d*PanelWidth+j])
+					}
+					eb += math.Abs(float64(blocked[r][j]) - want)
+					ew += math.Abs(float64(whole[r][j]) - want)
+				}
+			}
+			n := float64(tc.m * PanelWidth)
+			t.Logf("mean |error|: blocked %.3g, one sequential sum %.3g", eb/n, ew/n)
+			if !(eb < 0.5*ew) {
+				t.Errorf("blocked sums are off by %.3g on average, not under half of one sequential sum's %.3g", eb/n, ew/n)
+			}
+		})
+	}
+}
+
 // TestPanelMulAddAllocs: a product allocates nothing, narrow tail included.
 func TestPanelMulAddAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	p := PackPanels(false, 40, 100, randSlice(rng, 4000), 100)
-	for _, m := range []int{1, 2, 3, 4, 5} {
-		a := make([][]float32, m)
-		c := make([][]float32, m)
-		for i := range a {
-			a[i], c[i] = randSlice(rng, 40), make([]float32, 100)
-		}
-		if n := testing.AllocsPerRun(50, func() { p.MulAddReLU(c, a) }); n != 0 {
-			t.Errorf("MulAddReLU of %d rows allocates %.1f times per call", m, n)
+	for _, k := range []int{40, 3*panelDepth + 1} { // one depth block, four
+		p := PackPanels(false, k, 100, randSlice(rng, k*100), 100)
+		for _, m := range []int{1, 2, 3, 4, 5} {
+			a := make([][]float32, m)
+			c := make([][]float32, m)
+			for i := range a {
+				a[i], c[i] = randSlice(rng, k), make([]float32, 100)
+			}
+			if n := testing.AllocsPerRun(50, func() { p.MulAddReLU(c, a) }); n != 0 {
+				t.Errorf("MulAddReLU of %d rows, depth %d, allocates %.1f times per call", m, k, n)
+			}
 		}
 	}
 }
