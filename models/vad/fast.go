@@ -23,10 +23,14 @@ import (
 //     product of overlapping rows with the weight packed tap-major, with
 //     no im2col;
 //   - the STFT basis is the window times cos and sin, so its real rows are
-//     even and its imaginary rows odd about the middle of the frame
-//     (checked when the weights are packed): each frame is folded into
-//     x[n] + x[N−n] and x[n] − x[N−n], and the two products are half as
-//     deep and read 131 KB of weights instead of 264 KB;
+//     even and its imaginary rows odd about the middle of the frame, and
+//     bin N/2 − k is bin k times ±(−1)^n (both checked, bit for bit, when
+//     the weights are packed): each frame is folded into x[n] + x[N−n]
+//     and x[n] − x[N−n], each fold split by the parity of n, and four
+//     products a quarter as wide as the spectrum give bins k and N/2 − k
+//     as the sum and difference of their even-n and odd-n parts; they
+//     read 66 KB of weights (the basis is 264 KB, half-folded 131 KB),
+//     which brings the packed network to ~940 KB, under a 1 MiB L2;
 //   - the encoder's output frame is written straight into the first half
 //     of the LSTM's input row [x; h], whose second half is the carried h,
 //     so the cell's two products are one;
@@ -53,17 +57,19 @@ type fastConv struct {
 type fastNet struct {
 	b      *branch
 	frames int // STFT frames per chunk
-	// The folded STFT (see foldFrames): reB maps the even part (N/2 + 1
-	// values) to the real bins but the last, nyq holds the last real
-	// bin's coefficients, imB maps the odd part (N/2 − 1 values) to the
-	// imaginary bins 1 … N/2 − 1 (the first and last are sin 0 = 0).
-	reB, imB *gemm.PanelB
-	nyq      []float32
-	enc      [4]fastConv
-	gates    *gemm.PanelB // [x; h] (2·Hidden) → i, f, g, o (4·Hidden)
-	gateBias []float32    // b_ih + b_hh
-	decW     []float32
-	decB     float32
+	// The folded STFT, Q = N/4 (see packBasis and step): reE and reO map
+	// the even part x[n] + x[N−n] at even n (Q + 1 values) and at odd n
+	// (Q values) to Q columns k = 0 … Q−1; imE and imO map the odd part
+	// x[n] − x[N−n] at even n (Q − 1) and odd n (Q) to Q columns
+	// k = 1 … Q. mid holds the real bin Q's coefficients at even n (its
+	// odd-n ones are zero).
+	reE, reO, imE, imO *gemm.PanelB
+	mid                []float32
+	enc                [4]fastConv
+	gates              *gemm.PanelB // [x; h] (2·Hidden) → i, f, g, o (4·Hidden)
+	gateBias           []float32    // b_ih + b_hh
+	decW               []float32
+	decB               float32
 }
 
 // fastAvailable reports whether the fast path runs here: only where the
@@ -145,51 +151,63 @@ func newFastNet(b *branch) (*fastNet, error) {
 }
 
 // packBasis packs the STFT basis for folded frames, after checking the
-// symmetry that the folding rests on, exactly: real row k at N − n equals
-// row k at n, imaginary row k at N − n is minus row k at n, and the
+// symmetries that the folding rests on, exactly: real row k at N − n
+// equals row k at n, imaginary row k at N − n is minus row k at n, the
 // imaginary rows of bins 0 and N/2 and the imaginary column n = 0, N/2
-// are zero.
+// are zero; real row N/2 − k is (−1)^n times real row k and imaginary
+// row N/2 − k is −(−1)^n times imaginary row k (cos and sin of
+// π·n − 2π·k·n/N).
 func (n *fastNet) packBasis() error {
 	b := n.b
 	N, bins, basis := b.filter, b.bins, b.stft.basis.Float32s()
-	if N%2 != 0 || bins != N/2+1 {
+	if N%4 != 0 || bins != N/2+1 {
 		return fmt.Errorf("vad: fast path: STFT of %d points with %d bins", N, bins)
 	}
-	half := N / 2
+	half, q := N/2, N/4
+	re := func(k, i int) float32 { return basis[k*N+i] }
+	im := func(k, i int) float32 { return basis[(bins+k)*N+i] }
 	for k := range bins {
-		re, im := basis[k*N:(k+1)*N], basis[(bins+k)*N:(bins+k+1)*N]
 		for i := 1; i < half; i++ {
-			if re[N-i] != re[i] || im[N-i] != -im[i] {
+			if re(k, N-i) != re(k, i) || im(k, N-i) != -im(k, i) {
 				return fmt.Errorf("vad: fast path: STFT basis row %d is not symmetric at %d", k, i)
 			}
 		}
-		if im[0] != 0 || im[half] != 0 {
+		if im(k, 0) != 0 || im(k, half) != 0 {
 			return fmt.Errorf("vad: fast path: STFT basis: sin row %d is not 0 at 0 and N/2", k)
 		}
+		for i := range N {
+			sign := float32(1 - 2*(i%2)) // (−1)^n
+			if re(half-k, i) != sign*re(k, i) || im(half-k, i) != -sign*im(k, i) {
+				return fmt.Errorf("vad: fast path: STFT basis: bins %d and %d are not mirrored at %d", k, half-k, i)
+			}
+		}
 		if k == 0 || k == bins-1 {
-			for _, v := range im {
-				if v != 0 {
+			for i := range N {
+				if im(k, i) != 0 {
 					return fmt.Errorf("vad: fast path: STFT basis: sin row of bin %d is not zero", k)
 				}
 			}
 		}
 	}
-	// reB [N/2+1 folded samples, bins−1 real bins]; imB [N/2−1, bins−2].
-	re := make([]float32, (half+1)*(bins-1))
-	for i := range half + 1 {
-		for k := range bins - 1 {
-			re[i*(bins-1)+k] = basis[k*N+i]
+	// pack lays out rows of the basis (one per input i0, i0+2, …, depth
+	// of them) for the columns k0 … k0+q−1.
+	pack := func(row func(k, i int) float32, i0, depth, k0 int) *gemm.PanelB {
+		w := make([]float32, depth*q)
+		for d := range depth {
+			for k := range q {
+				w[d*q+k] = row(k0+k, i0+2*d)
+			}
 		}
+		return gemm.PackPanels(false, depth, q, w, q)
 	}
-	n.reB = gemm.PackPanels(false, half+1, bins-1, re, bins-1)
-	n.nyq = append([]float32(nil), basis[(bins-1)*N:(bins-1)*N+half+1]...)
-	im := make([]float32, (half-1)*(bins-2))
-	for i := 1; i < half; i++ {
-		for k := 1; k < bins-1; k++ {
-			im[(i-1)*(bins-2)+k-1] = basis[(bins+k)*N+i]
-		}
+	n.reE = pack(re, 0, q+1, 0)
+	n.reO = pack(re, 1, q, 0)
+	n.imE = pack(im, 2, q-1, 1)
+	n.imO = pack(im, 1, q, 1)
+	n.mid = make([]float32, q+1)
+	for d := range n.mid {
+		n.mid[d] = re(q, 2*d)
 	}
-	n.imB = gemm.PackPanels(false, half-1, bins-2, im, bins-2)
 	return nil
 }
 
@@ -202,18 +220,18 @@ type fastStreams struct {
 	n   int
 
 	xp   []float32    // per stream: context, chunk, reflect padding
-	fold []float32    // per stream and frame: even part (N/2+1), odd part (N/2−1)
-	spec []float32    // per stream and frame: real bins, then imaginary bins
+	fold []float32    // per stream and frame: the parts of the folded frame, N values
+	spec []float32    // per stream and frame: the four folded products, N values
 	act  [4][]float32 // act[i]: encoder i's padded input, per stream
 	xh   []float32    // per stream: [x; h], 2·Hidden
 	c    []float32    // per stream: cell state, Hidden
 	tmp  []float32    // per stream: tanh(c)
 
-	evenRows, oddRows []([]float32) // the folded frames
-	reRows, imRows    []([]float32) // real bins 0 … N/2−1, imaginary 1 … N/2−1
-	encA, encC        [4][]([]float32)
-	xhRows, gateRows  []([]float32)
-	gates             []float32 // per stream: 4·Hidden
+	// The folded frames by part (see step) and the products' rows.
+	foldRows, specRows [4][]([]float32)
+	encA, encC         [4][]([]float32)
+	xhRows, gateRows   []([]float32)
+	gates              []float32 // per stream: 4·Hidden
 }
 
 func newFastStreams(net *fastNet, n int) *fastStreams {
@@ -221,9 +239,9 @@ func newFastStreams(net *fastNet, n int) *fastStreams {
 	s := &fastStreams{net: net, n: n}
 	in := b.context + b.chunk + b.pad
 	s.xp = make([]float32, n*in)
-	sw, half := 2*b.bins, b.filter/2
-	s.fold = make([]float32, n*net.frames*b.filter)
-	s.spec = make([]float32, n*net.frames*sw)
+	N, q := b.filter, b.filter/4
+	s.fold = make([]float32, n*net.frames*N)
+	s.spec = make([]float32, n*net.frames*N)
 	for i := range 4 {
 		s.act[i] = make([]float32, n*net.enc[i].padIn)
 	}
@@ -233,12 +251,16 @@ func newFastStreams(net *fastNet, n int) *fastStreams {
 	s.gates = make([]float32, n*4*Hidden)
 	for st := range n {
 		for f := range net.frames {
-			fold := s.fold[(st*net.frames+f)*b.filter:]
-			s.evenRows = append(s.evenRows, fold[:half+1])
-			s.oddRows = append(s.oddRows, fold[half+1:b.filter])
-			row := s.spec[(st*net.frames+f)*sw:]
-			s.reRows = append(s.reRows, row[:b.bins-1])
-			s.imRows = append(s.imRows, row[b.bins+1:sw-1])
+			fold := s.fold[(st*net.frames+f)*N : (st*net.frames+f+1)*N]
+			// even part at even n (q+1), at odd n (q); odd part at even
+			// n (q−1), at odd n (q)
+			for p, r := range [4][2]int{{0, q + 1}, {q + 1, 2*q + 1}, {2*q + 1, 3 * q}, {3 * q, 4 * q}} {
+				s.foldRows[p] = append(s.foldRows[p], fold[r[0]:r[1]])
+			}
+			spec := s.spec[(st*net.frames+f)*N : (st*net.frames+f+1)*N]
+			for p := range 4 {
+				s.specRows[p] = append(s.specRows[p], spec[p*q:(p+1)*q])
+			}
 		}
 		for i := range 4 {
 			cv := &net.enc[i]
@@ -282,7 +304,7 @@ func (s *fastStreams) step(dst []float32) {
 	net, b := s.net, s.net.b
 	in := b.context + b.chunk + b.pad
 	n := b.context + b.chunk
-	N, half, bins := b.filter, b.filter/2, b.bins
+	N, half, q, bins := b.filter, b.filter/2, b.filter/4, b.bins
 	for st := range s.n {
 		x := s.xp[st*in : (st+1)*in]
 		for i := range b.pad { // reflect, the edge sample not repeated
@@ -291,38 +313,53 @@ func (s *fastStreams) step(dst []float32) {
 		for f := range net.frames {
 			fr := x[f*b.hop : f*b.hop+N]
 			fold := s.fold[(st*net.frames+f)*N : (st*net.frames+f+1)*N]
-			even, odd := fold[:half+1], fold[half+1:]
-			even[0], even[half] = fr[0], fr[half]
-			for i := 1; i < half; i++ {
-				even[i] = fr[i] + fr[N-i]
-				odd[i-1] = fr[i] - fr[N-i]
+			ee, eo, oe, oo := fold[:q+1], fold[q+1:2*q+1], fold[2*q+1:3*q], fold[3*q:]
+			ee[0], ee[q] = fr[0], fr[half]
+			for d := 1; d < q; d++ {
+				i, j := 2*d, 2*d-1 // even and odd n
+				ee[d] = fr[i] + fr[N-i]
+				oe[d-1] = fr[i] - fr[N-i]
+				eo[d-1] = fr[j] + fr[N-j]
+				oo[d-1] = fr[j] - fr[N-j]
 			}
-			var y float32
-			for i, v := range even {
-				y += v * net.nyq[i]
-			}
-			s.spec[(st*net.frames+f)*2*bins+bins-1] = y
+			j := half - 1
+			eo[q-1] = fr[j] + fr[N-j]
+			oo[q-1] = fr[j] - fr[N-j]
 		}
 	}
-	// STFT: the folded frames times the halves of the basis.
-	for _, r := range s.reRows {
-		clear(r)
+	// STFT: the folded frames times the quarters of the basis.
+	for _, rows := range s.specRows {
+		for _, r := range rows {
+			clear(r)
+		}
 	}
-	for _, r := range s.imRows {
-		clear(r)
-	}
-	net.reB.MulAdd(s.reRows, s.evenRows)
-	net.imB.MulAdd(s.imRows, s.oddRows)
+	net.reE.MulAdd(s.specRows[0], s.foldRows[0])
+	net.reO.MulAdd(s.specRows[1], s.foldRows[1])
+	net.imE.MulAdd(s.specRows[2], s.foldRows[2])
+	net.imO.MulAdd(s.specRows[3], s.foldRows[3])
 	cin0 := net.enc[0].cin
+	mag := func(re, im float32) float32 {
+		return float32(math.Sqrt(float64(re*re + im*im)))
+	}
 	for st := range s.n {
 		a := s.act[0][st*net.enc[0].padIn:]
 		for f := range net.frames {
-			row := s.spec[(st*net.frames+f)*2*bins:]
-			re, im := row[:bins], row[bins:2*bins]
+			sp := s.spec[(st*net.frames+f)*N : (st*net.frames+f+1)*N]
+			re0, re1, im0, im1 := sp[:q], sp[q:2*q], sp[2*q:3*q], sp[3*q:]
 			out := a[(f+1)*cin0 : (f+1)*cin0+bins]
-			for k := range out {
-				out[k] = float32(math.Sqrt(float64(re[k]*re[k] + im[k]*im[k])))
+			// bins k and N/2 − k: re = E ± O, im = E + O and O − E (the
+			// imaginary products' column k−1 is bin k).
+			out[0] = mag(re0[0]+re1[0], 0)
+			out[half] = mag(re0[0]-re1[0], 0)
+			for k := 1; k < q; k++ {
+				out[k] = mag(re0[k]+re1[k], im0[k-1]+im1[k-1])
+				out[half-k] = mag(re0[k]-re1[k], im1[k-1]-im0[k-1])
 			}
+			var y float32
+			for d, v := range s.fold[(st*net.frames+f)*N : (st*net.frames+f)*N+q+1] {
+				y += v * net.mid[d]
+			}
+			out[q] = mag(y, im0[q-1]+im1[q-1])
 		}
 	}
 	// Encoder: bias, product and ReLU, into the next layer's padded input.
