@@ -10,15 +10,15 @@ import (
 // registers over a depth block.
 const PanelWidth = 64
 
-// panelDepth is the longest depth whose products one kernel call sums: a
-// deeper B is cut into equal blocks of at most this many rows, each summed
-// from zero in registers and then added to C. A float32 sum's rounding
+// panelDepth is the depth block of the panel kernels: the products of each
+// block of this many rows of B (the last one shorter) are summed from zero
+// in registers and then added to C. A float32 sum's rounding
 // grows with the magnitude of its running total, so one sequential sum
 // over a convolution's 387 taps, started from the bias, strays several
 // times further than blocked sums: on Silero VAD's fast path (models/vad)
 // the worst probability over real clips and synthetic audio went from
-// 9.1e-6 to 2.5e-6 off a float64 evaluation, for ~0.4 µs of a 15 µs
-// chunk (one more kernel call and C tile round trip per block).
+// 9.1e-6 to 2.5e-6 off a float64 evaluation; a block costs one round
+// trip of the C tile through L1.
 const panelDepth = 64
 
 // PanelB is a constant B operand (k×n) packed for products with a few rows
@@ -121,11 +121,12 @@ func (p *PanelB) rows(m int, c, a [][]float32, relu bool) {
 		var cp [4]*float32 // in the loop, so that the tile's address stays on the stack
 		j0 := s * PanelWidth
 		w := min(PanelWidth, p.n-j0)
+		b := p.data[s*p.k*PanelWidth : (s+1)*p.k*PanelWidth]
 		if w == PanelWidth {
 			for r := range m {
 				cp[r] = &c[r][j0]
 			}
-			p.blocks(m, s, a, &cp, relu)
+			panelRows(m, p.k, b, a, &cp, relu)
 			continue
 		}
 		// A narrow tail panel goes through a full-width tile: the padded
@@ -135,37 +136,17 @@ func (p *PanelB) rows(m int, c, a [][]float32, relu bool) {
 			copy(t[r][:w], c[r][j0:j0+w])
 			cp[r] = &t[r][0]
 		}
-		p.blocks(m, s, a, &cp, relu)
+		panelRows(m, p.k, b, a, &cp, relu)
 		for r := range m {
 			copy(c[r][j0:j0+w], t[r][:w])
 		}
 	}
 }
 
-// blocks runs m rows over panel s in depth blocks of at most panelDepth,
-// the ReLU (if any) on the last.
-func (p *PanelB) blocks(m, s int, a [][]float32, cp *[4]*float32, relu bool) {
-	panel := p.data[s*p.k*PanelWidth : (s+1)*p.k*PanelWidth]
-	if p.k <= panelDepth {
-		panelRows(m, p.k, panel, a, cp, relu)
-		return
-	}
-	blocks := ceilDiv(p.k, panelDepth)
-	kb := ceilDiv(p.k, blocks)
-	var ab [4][]float32
-	for d0 := 0; d0 < p.k; d0 += kb {
-		d1 := min(d0+kb, p.k)
-		for r := range m {
-			ab[r] = a[r][d0:d1]
-		}
-		panelRows(m, d1-d0, panel[d0*PanelWidth:d1*PanelWidth], ab[:m], cp, relu && d1 == p.k)
-	}
-}
-
 // panelGo is the portable panel kernel: c_r[j] += Σ_p a[r][p]·b[p·64+j]
 // for m rows, each c_r one full panel wide, in blocks of four columns that
-// the compiler keeps in registers; as in the SIMD kernels, the sums start
-// from zero and C is added at the end. A block's sums are stored only after
+// the compiler keeps in registers; as in the SIMD kernels, each depth
+// block of panelDepth is summed from zero and then added to C. A block's sums are stored only after
 // every row's are computed, as the assembly kernels do, because mulAdd
 // runs three rows as four with the last one repeated (same A, same C): a
 // row stored early would be read back by its twin and counted twice.
@@ -177,15 +158,19 @@ func panelGo(m, k int, b []float32, a [][]float32, c *[4]*float32, relu bool) {
 	for j := 0; j < PanelWidth; j += 4 {
 		var s [4][4]float32
 		for r := range m {
-			var s0, s1, s2, s3 float32
-			for d, v := range a[r][:k] {
-				bp := b[d*PanelWidth+j : d*PanelWidth+j+4 : d*PanelWidth+j+4]
-				s0 += v * bp[0]
-				s1 += v * bp[1]
-				s2 += v * bp[2]
-				s3 += v * bp[3]
+			s0, s1, s2, s3 := cr[r][j], cr[r][j+1], cr[r][j+2], cr[r][j+3]
+			for d0 := 0; d0 < k; d0 += panelDepth {
+				var p0, p1, p2, p3 float32
+				for d, v := range a[r][d0:min(d0+panelDepth, k)] {
+					o := (d0+d)*PanelWidth + j
+					bp := b[o : o+4 : o+4]
+					p0 += v * bp[0]
+					p1 += v * bp[1]
+					p2 += v * bp[2]
+					p3 += v * bp[3]
+				}
+				s0, s1, s2, s3 = s0+p0, s1+p1, s2+p2, s3+p3
 			}
-			s0, s1, s2, s3 = cr[r][j]+s0, cr[r][j+1]+s1, cr[r][j+2]+s2, cr[r][j+3]+s3
 			if relu {
 				s0, s1, s2, s3 = max(s0, 0), max(s1, 0), max(s2, 0), max(s3, 0)
 			}
