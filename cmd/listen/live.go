@@ -20,7 +20,10 @@ import (
 func transcribeLive(ctx context.Context, cfg *config, t *listen.Transcriber, in *input, stdout, stderr io.Writer) error {
 	tty := !cfg.json && isTerminal(stdout)
 	enc := json.NewEncoder(stdout)
-	opts := listen.Options{Language: cfg.language, Translate: cfg.translate, Beam: cfg.beam, VAD: cfg.vad, Words: cfg.words}
+	opts := listen.Options{Language: cfg.language, Translate: cfg.translate, Beam: cfg.beam, VAD: cfg.vad, Words: cfg.words, FinalPause: cfg.finalPause}
+	if cfg.finalPause <= 0 {
+		opts.FinalPause = -1 // listen's 0 is its default
+	}
 	res, err := t.TranscribeLive(ctx, in.in, opts, func(e listen.Event) error {
 		switch {
 		case cfg.json:
@@ -29,6 +32,13 @@ func transcribeLive(ctx context.Context, cfg *config, t *listen.Transcriber, in 
 			// \r and erase-line: the line is redrawn until the final ends it.
 			_, err := fmt.Fprintf(stdout, "\r\x1b[K%s\x1b[2m%s\x1b[0m", strings.TrimLeft(e.Committed, " "), liveTail(e))
 			return err
+		case e.Kind == listen.Final && e.Text() == "":
+			// Whisper heard no words (a cough, a click): no line, and the
+			// partial line shown is cleared.
+			if tty {
+				_, err := fmt.Fprint(stdout, "\r\x1b[K")
+				return err
+			}
 		case e.Kind == listen.Final:
 			prefix := ""
 			if tty {

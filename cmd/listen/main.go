@@ -67,6 +67,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/internal/backendflag"
@@ -121,11 +122,14 @@ type config struct {
 	translate bool
 	tokens    bool // --json includes token ids
 	noVAD     bool
-	live      bool   // partial text while an utterance is spoken (live.go)
-	rawRate   int    // > 0: the input is raw s16le mono at this rate
-	mic       string // microphone selection
-	scorecard string
-	backend   string // resolved --device: a registered backend that runs here
+	live      bool // partial text while an utterance is spoken (live.go)
+	// finalPause is --final-pause: listen.Options.FinalPause (≤ 0: the
+	// VAD's close only).
+	finalPause time.Duration
+	rawRate    int    // > 0: the input is raw s16le mono at this rate
+	mic        string // microphone selection
+	scorecard  string
+	backend    string // resolved --device: a registered backend that runs here
 
 	// span is how much of each window Whisper encodes (--padded-window:
 	// FullWindow, else RealLength).
@@ -248,6 +252,7 @@ flags:
 	fs.BoolVar(&cfg.tokens, "tokens", false, "with --json, include each segment's token ids")
 	fs.BoolVar(&cfg.noVAD, "no-vad", false, "transcribe the whole input as one recording (30-s windows) instead of the VAD's utterances")
 	fs.BoolVar(&cfg.live, "live", false, "print partial text while each utterance is spoken: on a terminal a line redrawn in place until its final text, with --json one JSON event per line (partial and final)")
+	fs.DurationVar(&cfg.finalPause, "final-pause", listen.DefaultFinalPause, "with --live: a pause this long makes the words so far final, though the VAD holds the utterance open until --vad-min-silence (0: final text only when the VAD closes an utterance)")
 	padded := fs.Bool("padded-window", false, "encode every window as 30 s, as Whisper was trained (slower on short utterances; by default the encoder runs on each window's audio, rounded up to a second)")
 	fs.IntVar(&cfg.rawRate, "raw-rate", 0, "the input is headerless s16le mono PCM at this sample rate (Hz)")
 	fs.StringVar(&cfg.mic, "mic", "", "microphone: index, name or part of a name (default: the system's)")

@@ -6,9 +6,12 @@ import (
 )
 
 // TestAgreement: tokens ≥ 100 are word starts (" word"), 50–59
-// punctuation (","), below are word pieces; 1000 is a timestamp.
+// punctuation (","), 60–69 punctuation that ends a sentence ("."), below
+// are word pieces; 1000 on are timestamps.
 func TestAgreement(t *testing.T) {
-	word := func(id int32) bool { return id >= 100 || id >= 50 && id < 60 }
+	word := func(id int32) bool { return id >= 100 || id >= 50 && id < 70 }
+	ends := func(id int32) bool { return id >= 60 && id < 70 }
+	text := func(id int32) bool { return id < 1000 }
 	for _, tc := range []struct {
 		name string
 		hyps [][]int32
@@ -24,9 +27,12 @@ func TestAgreement(t *testing.T) {
 		{"punctuation in one reading ends the word", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 103}}, []int32{1000, 101, 102}},
 		{"a word piece in one reading keeps it back", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 5}}, []int32{1000, 101}},
 		{"more agreed later", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 101, 102, 104, 105}, {1000, 101, 102, 104, 105, 106}}, []int32{1000, 101, 102, 104}},
+		{"a sentence's end only before more text", [][]int32{{1000, 101, 102, 60, 1001}, {1000, 101, 102, 60, 1001, 1002}}, []int32{1000, 101, 102}},
+		{"a sentence's end before text in both", [][]int32{{1000, 101, 60, 103}, {1000, 101, 60, 103, 104}}, []int32{1000, 101, 60}},
+		{"a sentence's end before text in one", [][]int32{{1000, 101, 60, 1001}, {1000, 101, 60, 103}}, []int32{1000, 101}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := agreement{boundary: word}
+			a := agreement{boundary: word, ends: ends, text: text}
 			for _, h := range tc.hyps {
 				before := slices.Clone(a.committed)
 				n := a.update(h)

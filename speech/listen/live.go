@@ -1,6 +1,7 @@
 package listen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +27,8 @@ const (
 	// Partial is the text of an utterance still being spoken: a committed
 	// beginning that no later event changes and a tentative rest.
 	Partial EventKind = iota
-	// Final is an utterance's text once the VAD has closed it.
+	// Final is an utterance's text once the speaker has paused
+	// (Options.FinalPause) or the VAD has closed it.
 	Final
 )
 
@@ -51,10 +53,16 @@ func (k EventKind) MarshalText() ([]byte, error) {
 }
 
 // Event is what TranscribeLive hands over: while an utterance is spoken, a
-// Partial every half second or so of new audio; when the VAD closes it,
-// one Final. Committed text only grows within an utterance (each event's
-// Committed begins with the one before it), and the Final's text begins
-// with the last Partial's Committed.
+// Partial every half second or so of new audio; when the speaker pauses
+// (Options.FinalPause) or the VAD closes it, one Final. Committed text only
+// grows within an utterance (each event's Committed begins with the one
+// before it), and the Final's text begins with the last Partial's
+// Committed.
+//
+// An utterance is the speech up to a pause of Options.FinalPause: the VAD
+// may join several into one of its utterances (it waits for
+// VAD.MinSilence), and then reads each as the continuation of the ones
+// before, with their audio.
 //
 // As JSON (listen --live --json, the server's live WebSocket) an event is
 // {"type":"partial","utterance":0,"start":0,"end":1.5,"committed":" And
@@ -64,7 +72,8 @@ type Event struct {
 	// Utterance numbers the utterances from 0, as Segment.Utterance does.
 	Utterance int `json:"utterance"`
 	// Start and End are seconds from the start of the input: the
-	// utterance's start, and the end of the audio the text was read from.
+	// utterance's start (its audio, padded), and the end of the audio the
+	// text was read from.
 	Start float64 `json:"start"`
 	End   float64 `json:"end"`
 	// Committed is the utterance's text that stays; Tentative follows it
@@ -93,19 +102,27 @@ type LiveResult struct {
 	Cadence stage.Summary
 	// Commit is the time from a word's end arriving to the Partial that
 	// committed it (word ends estimated within their final segment's
-	// timestamps, in proportion to the characters before them).
-	Commit stage.Summary
-	// Final is the time from the VAD closing an utterance to its Final
+	// timestamps, in proportion to the characters before them); Committed
+	// the same for every word of the Finals, committed by a Partial or by
+	// its Final.
+	Commit, Committed stage.Summary
+	// Final is the time from the utterance's end being known (the pause
+	// lasting Options.FinalPause, or the VAD closing it) to its Final
 	// (Result.EndOfUtterance holds the same); SpeechEnd the time from the
-	// last sample of its speech arriving (before the VAD's hangover of
-	// Options.VAD.MinSilence and padding) to its Final.
+	// last sample of its speech arriving (where the pause began) to its
+	// Final.
 	Final, SpeechEnd stage.Summary
 	// Partials counts the Partials handed over. Skipped counts the
 	// cadence steps that got none because decoding was behind (the
 	// cadence stretched); Cancelled the partial decodes abandoned for a
-	// Final. Speculated counts the Finals read ahead while the speaker
-	// paused and taken as they were when the VAD closed the utterance.
-	Partials, Skipped, Cancelled, Speculated int
+	// Final. Speculated counts the Finals read ahead and taken as they
+	// were; AtPause the Finals handed over at a pause before the VAD
+	// closed their speech.
+	Partials, Skipped, Cancelled, Speculated, AtPause int
+
+	// hists are the distributions above by their label names, for a
+	// benchmark that merges runs (TestLiveScorecard).
+	hists map[string]*stage.Histogram
 }
 
 // partialEvery is the audio between two Partials when decoding keeps up
@@ -113,25 +130,60 @@ type LiveResult struct {
 // new word about as soon as it is said).
 const partialEvery = SampleRate / 2
 
+// quickPartials is how many of an utterance's first partial readings
+// come at half the cadence (0.25 s): Whisper misreads the first second or
+// so of an utterance, and two readings agree sooner when there are more
+// of them then. Paced golden clips, three interleaved rounds on the
+// 2-core EPYC: tiny's committed-word p95 1.61–1.75 s → 1.34–1.41 s (base
+// about the same, 1.34–1.64 → 1.45–1.54 s), first partial p50 ~240 →
+// ~95 ms (tiny), final text the same. Four quick partials gave tiny no
+// more and base a longer tail (1.68–1.86 s); a 0.25-s cadence throughout
+// cost base three words of jfk (agree.go's sentence end).
+const quickPartials = 2
+
 // costFactor stretches the cadence when decoding is slow: a partial
 // decode that took d waits for costFactor·d of new audio after it, so
 // partials take at most 1/costFactor of the time and an utterance's
 // Final seldom waits for one.
 const costFactor = 2
 
-// TranscribeLive transcribes in as Transcribe does for a live input (each
-// utterance as soon as the VAD closes it, whatever the input) and also
-// hands over text while an utterance is being spoken: every 0.5 s of new
-// audio or so, the utterance so far is transcribed again as the
+// DefaultFinalPause is the pause after which a live run's words are final
+// (Options.FinalPause): 128 ms, four of the VAD's 32-ms chunks, so that a
+// Final can follow the end of speech within 200 ms. The VAD's own close
+// (DefaultVAD: 500 ms of silence, then its padding settled) came about
+// 800 ms after the speech. Utterances end at shorter pauses then, but the
+// VAD's utterance is still read as one stretch of audio: each utterance
+// after a short pause is read as the continuation of those before it.
+const DefaultFinalPause = 128 * time.Millisecond
+
+// readAhead is how long a pause lasts before its utterance's Final is
+// read (64 ms): it is then ready when the pause has lasted FinalPause,
+// with 64 ms of the audio after the speech and, as the VAD pads an
+// utterance, silence up to its padding. On the golden clips and on
+// ../shared/golden/audio/silero_test.wav the Finals' text was the same
+// with 64 and 96 ms; 32 ms lost "ask not" on jfk with base.
+const readAhead = 64 * time.Millisecond
+
+// TranscribeLive transcribes in as Transcribe does for a live input and
+// also hands over text while an utterance is being spoken: every 0.5 s of
+// new audio or so, the utterance so far is transcribed again as the
 // continuation of its committed words, and words on which two consecutive
 // readings agree are committed (LocalAgreement-2). The committed tokens
 // are the next reading's decoder prefix, fed in one pass, and the prompt
-// is the text of the utterances before. When a pause begins and lasts the
-// VAD's padding, the utterance's final text is read ahead; if the VAD
-// then closes the utterance there, that reading is the Final at once,
-// else the Final is decoded from the committed words on. Decoding never
-// samples (temperature 0 unless Options.Temperature says otherwise), so
-// the Final does not stray from the committed words it continues.
+// is the text of the VAD's utterances before.
+//
+// When the speaker pauses for Options.FinalPause, the words so far are
+// final: the utterance is read ahead once the pause has lasted 64 ms (the
+// audio up to there, then silence up to the VAD's padding), and that
+// reading is the Final once the pause has lasted FinalPause. Speech after
+// the pause is the next utterance; while the VAD holds it in the same
+// utterance of its own (a pause shorter than VAD.MinSilence), it is read
+// with the audio before it, as the continuation of the Finals before.
+// Without FinalPause, the
+// Final comes when the VAD closes the utterance, read ahead once the pause
+// has lasted the VAD's padding. Decoding never samples (temperature 0
+// unless Options.Temperature says otherwise), so the Final does not stray
+// from the committed words it continues.
 //
 // When decoding falls behind, partials come less often (never queued:
 // the next one reads the newest audio) and a partial in progress gives
@@ -166,6 +218,10 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 		return nil, err
 	}
 	defer src.close()
+	chunk, err := t.vad.ChunkSize(SampleRate)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
 	proc, err := t.vad.NewProcessor(ctx, SampleRate, vo)
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -173,8 +229,12 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	arr := &arrivals{}
 	src.tap = arr.add
 	g := &gate{pad: proc.Pad(), trim: vo.MinSilence >= vo.SpeechPad}
-	lv := &liveVAD{p: proc, gate: g, arr: arr, pad: proc.Pad(), every: partialEvery}
-	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}, puncts: map[int32]bool{}, timed: o.Words}
+	lv := &liveVAD{p: proc, gate: g, arr: arr, pad: proc.Pad(), every: partialEvery, chunk: chunk, minSpeech: vo.MinSpeech.Seconds() * SampleRate}
+	if pause := cmp.Or(o.FinalPause, DefaultFinalPause); pause > 0 && pause < vo.MinSilence {
+		lv.final = int64(pause.Seconds() * SampleRate)
+		lv.ahead = min(int64(readAhead.Seconds()*SampleRate), lv.final)
+	}
+	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}, puncts: map[int32]bool{}, ends: map[int32]bool{}, timed: o.Words}
 
 	p := pipeline.New("listen-live", pipeline.Logger(t.zlog))
 	pcm := pipeline.From(p, src.src)
@@ -192,10 +252,12 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	}
 	res := &LiveResult{
 		Result:       &Result{Duration: src.seconds(), Utterances: int(utterances.Load()), Truncated: src.cut, Metrics: p.Metrics(), EndOfUtterance: ld.final.Summary()},
-		FirstPartial: ld.first.Summary(), Cadence: ld.cadence.Summary(), Commit: ld.commit.Summary(),
+		FirstPartial: ld.first.Summary(), Cadence: ld.cadence.Summary(), Commit: ld.commit.Summary(), Committed: ld.commitAll.Summary(),
 		Final: ld.final.Summary(), SpeechEnd: ld.speechEnd.Summary(),
-		Partials: ld.partials, Skipped: lv.skipped, Cancelled: ld.cancelled, Speculated: ld.speculated,
+		Partials: ld.partials, Skipped: lv.skipped, Cancelled: ld.cancelled, Speculated: ld.speculated, AtPause: ld.atPause,
 	}
+	res.hists = map[string]*stage.Histogram{"live_first_partial": &ld.first, "live_cadence": &ld.cadence, "live_commit": &ld.commit,
+		"live_commit_all": &ld.commitAll, "live_eou_to_final": &ld.final, "live_speech_end_to_final": &ld.speechEnd}
 	if ld.lang != "" {
 		res.setLanguage(ld.lang, t.whisp.Tokenizer())
 	}
@@ -216,7 +278,7 @@ func (r *LiveResult) Labels(set func(key, value string)) {
 		name string
 		sum  stage.Summary
 	}{
-		{"live_first_partial", r.FirstPartial}, {"live_cadence", r.Cadence}, {"live_commit", r.Commit},
+		{"live_first_partial", r.FirstPartial}, {"live_cadence", r.Cadence}, {"live_commit", r.Commit}, {"live_commit_all", r.Committed},
 		{"live_eou_to_final", r.Final}, {"live_speech_end_to_final", r.SpeechEnd},
 	} {
 		if s.sum.Count == 0 {
@@ -230,22 +292,28 @@ func (r *LiveResult) Labels(set func(key, value string)) {
 	set("live_partials_skipped", fmt.Sprint(r.Skipped))
 	set("live_partials_cancelled", fmt.Sprint(r.Cancelled))
 	set("live_finals_speculated", fmt.Sprint(r.Speculated))
+	set("live_finals_at_pause", fmt.Sprint(r.AtPause))
 }
 
 // liveItem is the VAD stage's request to the decoder: a reading of an
 // utterance in progress (partial, or speculative: the final text read
-// ahead during a pause), or its final audio.
+// ahead during a pause), its final audio, or the end of the VAD's
+// utterance it belongs to.
 type liveItem struct {
-	kind       itemKind
-	utt        int
-	from, to   int64     // the audio's bounds in stream samples
-	samples    []float32 // [from, to), owned by the receiver
-	speech     int64     // where the speech began (unpadded)
-	speechEnd  int64     // where it ended (final: the segment's end less the padding)
-	closed     time.Time // final: when the VAD closed it
-	ctx        context.Context
-	cancel     context.CancelFunc // partial and speculative readings
-	noPartials bool               // final: the utterance was never read while open
+	kind      itemKind
+	group     int       // the VAD's utterance: the number of its first utterance
+	utt       int       // the utterance (Event.Utterance)
+	from, to  int64     // the audio's bounds in stream samples
+	fill      int64     // samples of silence after to (a reading at a pause)
+	piece     int64     // where the utterance's own audio starts (≥ from)
+	samples   []float32 // [from, to) and fill zeros, owned by the receiver
+	speech    int64     // where the utterance's speech began (unpadded)
+	speechEnd int64     // final: where it ended
+	closed    time.Time // final: when its end was known
+	atPause   bool      // final: handed over at a pause; the VAD's utterance goes on
+	ctx       context.Context
+	cancel    context.CancelFunc // partial and speculative readings
+	ticket    int                // theirs at the gate
 }
 
 type itemKind int
@@ -254,6 +322,7 @@ const (
 	itemPartial itemKind = iota
 	itemSpeculative
 	itemFinal
+	itemClose // the VAD's utterance ended after a Final at a pause
 )
 
 // gate is the budget shared by the VAD stage and the decoder: at most one
@@ -262,6 +331,7 @@ const (
 type gate struct {
 	mu       sync.Mutex
 	busy     bool
+	ticket   int  // the reading in flight (take's)
 	spec     bool // the reading in flight is speculative
 	from, to int64
 	cancel   context.CancelFunc
@@ -273,21 +343,33 @@ type gate struct {
 	trim bool
 }
 
-// take reserves the decoder for a reading, unless one is in flight.
-func (g *gate) take(spec bool, from, to int64, cancel context.CancelFunc) bool {
+// take reserves the decoder for a reading and returns its ticket for
+// release, unless one is in flight; a speculative reading takes over
+// from a partial one, which is cancelled: the pause it reads began after
+// the partial's audio ended, and its Final should not wait for the
+// partial to notice (a VAD chunk, 32 ms, or more).
+func (g *gate) take(spec bool, from, to int64, cancel context.CancelFunc) (int, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.busy {
-		return false
+		if !spec || g.spec {
+			return 0, false
+		}
+		g.cancel()
 	}
+	g.ticket++
 	g.busy, g.spec, g.from, g.to, g.cancel = true, spec, from, to, cancel
-	return true
+	return g.ticket, true
 }
 
-// release ends the reading in flight, recording how long it took.
-func (g *gate) release(cost time.Duration) {
+// release ends the reading of ticket, recording how long it took, unless
+// another took over from it.
+func (g *gate) release(ticket int, cost time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if ticket != g.ticket {
+		return
+	}
 	g.busy, g.cancel, g.free = false, nil, time.Now()
 	if cost > 0 {
 		g.cost = cost
@@ -365,37 +447,64 @@ func (a *arrivals) at(pos int64) time.Time {
 	return time.Time{}
 }
 
-// openUtt is an utterance the VAD stage has seen begin.
+// openUtt is an utterance the VAD stage has seen begin: the VAD's open
+// segment, and in it the utterance being spoken (a piece: the speech
+// since the last pause of FinalPause, or since the segment began).
 type openUtt struct {
-	id       int
-	speech   int64 // where the speech began (unpadded)
+	group    int   // the number of its first piece: the decoder's key
+	id       int   // the piece being spoken: its utterance number
+	speech   int64 // where the segment's speech began (unpadded)
 	from     int64 // where its audio starts (padded)
-	lastTo   int64 // the end of the last reading asked for
+	piece    int64 // where the piece's audio starts (≥ from)
+	pieceAt  int64 // where the piece's speech began
+	lastTo   int64 // the end of the last partial reading asked for
 	specTo   int64 // the end of the last speculative reading asked for
-	readOpen bool  // a reading was asked for while it was open
+	readOpen bool  // a reading of the piece was asked for
+	partials int   // partial readings of the piece asked for
+	finalAt  int64 // the pause whose Final was asked for (0: none since the piece began)
+	quiet    int64 // the audio scored while that pause lasted
+	over     bool  // its last piece is final and another segment began: closed
 }
 
 // liveVAD is the VAD stage of a live run: it passes the VAD's closed
 // segments on as Finals and, while speech is open, asks for readings of
-// it at the cadence the gate allows.
+// it at the cadence the gate allows, and for Finals at pauses.
 type liveVAD struct {
-	p       *vad.Processor
-	gate    *gate
-	arr     *arrivals
-	pad     int64
-	every   int64
-	open    []*openUtt // oldest first: a segment may close after the next has begun
-	nextID  int
-	prevEnd int64 // the end of the last segment closed
-	skipped int
+	p     *vad.Processor
+	gate  *gate
+	arr   *arrivals
+	pad   int64
+	every int64
+	chunk int // the VAD's chunk: Process hands it at most this much at a time
+	// final is Options.FinalPause in samples (0: Finals only when the VAD
+	// closes a segment), ahead the pause before a Final is read.
+	final, ahead int64
+	// minSpeech is VAD.MinSpeech in samples: a segment no longer than it
+	// is dropped, so a pause ends a first piece only after it.
+	minSpeech float64
+	open      []*openUtt // oldest first: a segment may close after the next has begun
+	nextID    int
+	prevEnd   int64 // the end of the last segment closed
+	skipped   int
 }
 
-// Process implements stage.Processor.
+// Process implements stage.Processor. The VAD reads the frame a chunk at
+// a time, so that a pause is seen when it begins and ends, whatever the
+// input's block size.
 func (l *liveVAD) Process(ctx context.Context, f stage.Frame[[]float32], emit stage.Emit[liveItem]) error {
-	if err := l.p.Process(ctx, f, func(s stage.Frame[vad.Speech]) error { return l.closed(ctx, s.Payload, emit) }); err != nil {
-		return err
+	closed := func(s stage.Frame[vad.Speech]) error { return l.closed(ctx, s.Payload, emit) }
+	for i := 0; i == 0 || i < len(f.Payload); i += l.chunk {
+		g := f
+		g.Payload = f.Payload[i:min(i+l.chunk, len(f.Payload))]
+		g.Offset = f.Offset + int64(i)
+		if err := l.p.Process(ctx, g, closed); err != nil {
+			return err
+		}
+		if err := l.read(ctx, emit); err != nil {
+			return err
+		}
 	}
-	return l.read(ctx, emit)
+	return nil
 }
 
 // Flush implements stage.Flusher.
@@ -403,70 +512,157 @@ func (l *liveVAD) Flush(ctx context.Context, emit stage.Emit[liveItem]) error {
 	return l.p.Flush(ctx, func(s stage.Frame[vad.Speech]) error { return l.closed(ctx, s.Payload, emit) })
 }
 
-// read asks for a reading of the open speech when it is due.
+// read asks for what the open speech calls for now: a Final when a pause
+// has lasted FinalPause, its reading ahead before that, a partial reading
+// when one is due.
 func (l *liveVAD) read(ctx context.Context, emit stage.Emit[liveItem]) error {
 	o, ok := l.p.Open()
 	if !ok {
 		return nil
 	}
-	u := l.current(o.Start)
-	to := o.Scored
-	kind := itemPartial
-	if o.Pause > u.speech && o.Scored-o.Pause >= l.pad {
-		// The speaker paused: unless speech resumes, the segment the VAD
-		// closes will end at the pause plus the padding, so read that now.
-		to = o.Pause + l.pad
-		if to == u.specTo {
-			return nil
+	u, err := l.current(o.Start, emit)
+	if err != nil {
+		return err
+	}
+	if u.finalAt > 0 {
+		if o.Pause == u.finalAt {
+			u.quiet = o.Scored
+			return nil // the pause goes on: its words are final
 		}
-		kind = itemSpeculative
-	} else if to-u.lastTo < l.gate.wait(l.every, time.Now()) {
+		l.resume(u)
+	}
+	paused := o.Pause > u.pieceAt
+	silent := o.Scored - o.Pause
+	switch {
+	case paused && l.final > 0 && (u.id != u.group || float64(o.Pause-o.Start) > l.minSpeech):
+		// The VAD keeps this segment (it is longer than MinSpeech), so a
+		// pause ends the piece, unless speech resumes before FinalPause.
+		if silent >= l.final {
+			return l.pauseFinal(ctx, u, o, emit)
+		}
+		if silent >= l.ahead {
+			return l.ask(ctx, itemSpeculative, u, o.Pause+l.ahead, l.pad-l.ahead, emit)
+		}
+	case paused && silent >= l.pad:
+		// Unless speech resumes, the segment the VAD closes will end at
+		// the pause plus the padding: read that now.
+		return l.ask(ctx, itemSpeculative, u, o.Pause+l.pad, 0, emit)
+	}
+	every := l.every
+	if u.partials < quickPartials {
+		every /= 2
+	}
+	if o.Scored-u.lastTo < l.gate.wait(every, time.Now()) {
+		return nil
+	}
+	return l.ask(ctx, itemPartial, u, o.Scored, 0, emit)
+}
+
+// ask asks the decoder for a reading of u's audio up to to, followed by
+// fill samples of silence, if the gate lets it through.
+func (l *liveVAD) ask(ctx context.Context, kind itemKind, u *openUtt, to, fill int64, emit stage.Emit[liveItem]) error {
+	spec := kind == itemSpeculative
+	if spec && to == u.specTo {
 		return nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	if kind == itemSpeculative {
-		l.gate.preempt(-1, -1) // the partial in flight reads less than this will
-	}
-	if !l.gate.take(kind == itemSpeculative, u.from, to, cancel) {
+	ticket, ok := l.gate.take(spec, u.from, to, cancel)
+	if !ok {
 		cancel()
 		return nil // decoding is behind: the cadence stretches
 	}
-	samples, ok := l.p.Samples(u.from, to)
+	samples, ok := l.samples(u.from, to, fill)
 	if !ok {
 		cancel()
-		l.gate.release(0)
+		l.gate.release(ticket, 0)
 		return nil
 	}
-	if kind == itemPartial {
+	if spec {
+		u.specTo = to
+	} else {
 		if u.readOpen {
 			l.skipped += int((to-u.lastTo)/l.every) - 1
 		}
 		u.lastTo = to
-	} else {
-		u.specTo = to
+		u.partials++
 	}
 	u.readOpen = true
 	return emit(stage.Frame[liveItem]{Offset: u.from, Rate: SampleRate, Entered: time.Now(), Payload: liveItem{
-		kind: kind, utt: u.id, from: u.from, to: to, samples: samples, speech: u.speech, ctx: rctx, cancel: cancel,
+		kind: kind, group: u.group, utt: u.id, from: u.from, to: to, fill: fill, piece: u.piece, samples: samples,
+		speech: u.pieceAt, ctx: rctx, cancel: cancel, ticket: ticket,
 	}})
 }
 
+// samples returns the stream's samples [from, to) followed by fill
+// zeros, and false if the VAD no longer holds them.
+func (l *liveVAD) samples(from, to, fill int64) ([]float32, bool) {
+	s, ok := l.p.Samples(from, to)
+	if ok && fill > 0 {
+		s = append(s, make([]float32, fill)...)
+	}
+	return s, ok
+}
+
+// pauseFinal asks for the Final of u's piece, whose speech ended at the
+// pause o.Pause: its audio up to readAhead after the pause, then silence
+// up to the padding, as the reading ahead read it.
+func (l *liveVAD) pauseFinal(ctx context.Context, u *openUtt, o vad.OpenSpeech, emit stage.Emit[liveItem]) error {
+	to, fill := o.Pause+l.ahead, l.pad-l.ahead
+	samples, ok := l.samples(u.from, to, fill)
+	if !ok {
+		return nil // not held: the Final comes when the VAD closes the segment
+	}
+	now := time.Now()
+	u.finalAt, u.quiet = o.Pause, o.Scored
+	l.gate.preempt(u.from, to)
+	return emit(stage.Frame[liveItem]{Offset: u.from, Rate: SampleRate, Entered: now, Payload: liveItem{
+		kind: itemFinal, group: u.group, utt: u.id, from: u.from, to: to, fill: fill, piece: u.piece, samples: samples,
+		speech: u.pieceAt, speechEnd: o.Pause, closed: now, atPause: true,
+	}})
+}
+
+// resume begins the next piece of u: speech resumed after a pause whose
+// Final was handed over, within the VAD's segment.
+func (l *liveVAD) resume(u *openUtt) {
+	u.id = l.nextID
+	l.nextID++
+	u.pieceAt = u.quiet // the pause lasted at least this far
+	u.piece = min(max(u.from, u.pieceAt-l.pad, u.finalAt+l.ahead), u.pieceAt)
+	u.lastTo, u.specTo, u.readOpen, u.finalAt, u.partials = u.pieceAt, -1, false, 0, 0
+}
+
 // current returns the open utterance whose speech began at start,
-// recording it when it is new.
-func (l *liveVAD) current(start int64) *openUtt {
+// recording it when it is new; a segment before it whose last piece is
+// final is then over, and the decoder is told so.
+func (l *liveVAD) current(start int64, emit stage.Emit[liveItem]) (*openUtt, error) {
 	if n := len(l.open); n > 0 && l.open[n-1].speech == start {
-		return l.open[n-1]
+		return l.open[n-1], nil
+	}
+	for _, v := range l.open {
+		if v.finalAt > 0 && !v.over {
+			v.over = true
+			if err := l.close(v, emit); err != nil {
+				return nil, err
+			}
+		}
 	}
 	from := max(start-l.pad, l.prevEnd, 0)
-	u := &openUtt{id: l.nextID, speech: start, from: from, lastTo: from, specTo: -1}
+	u := &openUtt{group: l.nextID, id: l.nextID, speech: start, from: from, piece: from, pieceAt: start, lastTo: from, specTo: -1}
 	l.nextID++
 	l.open = append(l.open, u)
-	return u
+	return u, nil
+}
+
+// close tells the decoder that u's segment ended with its last Final.
+func (l *liveVAD) close(u *openUtt, emit stage.Emit[liveItem]) error {
+	return emit(stage.Frame[liveItem]{Offset: u.from, Rate: SampleRate, Entered: time.Now(), Payload: liveItem{kind: itemClose, group: u.group, utt: u.id, from: u.from, to: u.from}})
 }
 
 // closed passes a segment the VAD closed on as a Final of the utterance
-// whose speech began inside it; utterances that began before it and
-// never made a segment (too short) get an empty Final.
+// whose speech began inside it (unless it had its Final at a pause and
+// nothing was said after: then the segment only ends); utterances that
+// began before it and never made a segment (too short) get an empty
+// Final.
 func (l *liveVAD) closed(ctx context.Context, s vad.Speech, emit stage.Emit[liveItem]) error {
 	now := time.Now()
 	var u *openUtt
@@ -477,13 +673,28 @@ func (l *liveVAD) closed(ctx context.Context, s vad.Speech, emit stage.Emit[live
 			u = v
 			continue
 		}
-		if err := emit(stage.Frame[liveItem]{Offset: v.from, Rate: SampleRate, Entered: now, Payload: liveItem{kind: itemFinal, utt: v.id, from: v.from, to: v.from, closed: now, speech: v.speech, speechEnd: v.from, noPartials: !v.readOpen}}); err != nil {
+		if v.finalAt > 0 { // sure to make a segment: not so, but its Final is out
+			if !v.over {
+				if err := l.close(v, emit); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := emit(stage.Frame[liveItem]{Offset: v.from, Rate: SampleRate, Entered: now, Payload: liveItem{kind: itemFinal, group: v.group, utt: v.id, from: v.from, to: v.from, piece: v.from, closed: now, speech: v.pieceAt, speechEnd: v.from}}); err != nil {
 			return err
 		}
 	}
-	it := liveItem{kind: itemFinal, from: s.Start, to: s.End, samples: s.Audio, closed: now, speech: s.Start, speechEnd: max(s.Start, s.End-l.pad), noPartials: true}
+	l.prevEnd = s.End
+	if u != nil && u.finalAt > 0 {
+		if u.over {
+			return nil
+		}
+		return l.close(u, emit)
+	}
+	it := liveItem{kind: itemFinal, from: s.Start, to: s.End, piece: s.Start, samples: s.Audio, closed: now, speech: s.Start, speechEnd: max(s.Start, s.End-l.pad)}
 	if u != nil {
-		it.utt, it.speech, it.noPartials = u.id, u.speech, !u.readOpen
+		it.group, it.utt, it.speech, it.piece = u.group, u.id, u.pieceAt, max(u.piece, s.Start)
 		if u.from < s.Start {
 			head, ok := l.p.Samples(u.from, s.Start)
 			if ok {
@@ -492,25 +703,33 @@ func (l *liveVAD) closed(ctx context.Context, s vad.Speech, emit stage.Emit[live
 		} else if u.from < s.End {
 			it.from, it.samples = u.from, s.Audio[u.from-s.Start:]
 		}
+		it.piece = max(it.piece, it.from)
 	} else {
-		it.utt = l.nextID
+		it.group, it.utt = l.nextID, l.nextID
 		l.nextID++
 	}
-	l.prevEnd = s.End
 	l.gate.preempt(it.from, it.to)
 	return emit(stage.Frame[liveItem]{Offset: it.from, Rate: SampleRate, Entered: now, Payload: it})
 }
 
-// liveState is the decoder's state of one utterance.
+// liveState is the decoder's state of one of the VAD's utterances (a
+// group of pieces, each an utterance of the events).
 type liveState struct {
-	agree      agreement
-	partials   int
-	last       time.Time   // the last Partial's time
-	commits    []time.Time // when each committed token was committed
+	// agree holds the committed tokens: those of the group's Finals so far
+	// (the first base of them), then the piece's.
+	agree    agreement
+	base     int
+	piece    int // the utterance number of the piece being read
+	partials int
+	last     time.Time   // the last Partial's time
+	commits  []time.Time // when each committed token was committed by a Partial (zero: by a Final)
+	// done are the segments of the group's Finals, for the next prompt.
+	done       []decode.Segment
 	spec       *decode.Transcript
 	specWords  [][]Word // per segment of spec, with Options.Words
 	specFrom   int64
 	specTo     int64
+	specFill   int64
 	specCommit int // committed tokens when the speculation was read
 }
 
@@ -518,11 +737,11 @@ type liveState struct {
 type liveDecoder struct {
 	t      *Transcriber
 	opts   decode.TranscribeOptions
-	prompt []int32
+	prompt []int32 // the text of the VAD's utterances before
 	lang   string
 	gate   *gate
 	arr    *arrivals
-	states map[int]*liveState
+	states map[int]*liveState // by group
 	// lost is a speculative reading cancelled for the Final of the
 	// utterance before it (the VAD closes that one only once this one's
 	// speech has ended, so it is not asked for again); it is read again
@@ -530,20 +749,25 @@ type liveDecoder struct {
 	lost   *liveItem
 	words  map[int32]bool // token → starts a word (cached)
 	puncts map[int32]bool // token → punctuation that ends a word (cached)
+	ends   map[int32]bool // token → punctuation that ends a sentence (cached)
 	timed  bool           // Options.Words: Finals carry word times
 	next   int            // the Segment ID of the next segment
 
-	partials, cancelled, speculated          int
-	first, cadence, commit, final, speechEnd stage.Histogram
+	partials, cancelled, speculated, atPause            int
+	first, cadence, commit, commitAll, final, speechEnd stage.Histogram
 }
 
-// state returns the state of utterance id.
-func (d *liveDecoder) state(id int) *liveState {
-	s := d.states[id]
+// state returns the state of it's group, begun for it's piece: a new
+// piece's first Partial is timed again.
+func (d *liveDecoder) state(it liveItem) *liveState {
+	s := d.states[it.group]
 	if s == nil {
-		s = &liveState{}
-		s.agree.boundary = d.wordEnd
-		d.states[id] = s
+		s = &liveState{piece: it.utt}
+		s.agree.boundary, s.agree.ends, s.agree.text = d.wordEnd, d.sentenceEnd, d.text
+		d.states[it.group] = s
+	}
+	if s.piece != it.utt {
+		s.piece, s.partials = it.utt, 0
 	}
 	return s
 }
@@ -579,14 +803,37 @@ func (d *liveDecoder) wordEnd(id int32) bool {
 	return p
 }
 
+// sentenceEnd reports whether a token ends a sentence: ".", "?", "!"
+// and their runs.
+func (d *liveDecoder) sentenceEnd(id int32) bool {
+	if id >= d.t.whisp.Tokenizer().Specials().EOT {
+		return false
+	}
+	e, ok := d.ends[id]
+	if !ok {
+		text, err := d.t.whisp.Tokenizer().Decode([]int32{id})
+		e = err == nil && text != "" && strings.Trim(text, ".?!") == ""
+		d.ends[id] = e
+	}
+	return e
+}
+
+// text reports whether a token is text: not a timestamp or other special
+// token.
+func (d *liveDecoder) text(id int32) bool { return id < d.t.whisp.Tokenizer().Specials().EOT }
+
 // Process implements stage.Processor.
 func (d *liveDecoder) Process(ctx context.Context, f stage.Frame[liveItem], emit stage.Emit[Event]) error {
 	it := f.Payload
-	if it.kind == itemFinal {
+	switch it.kind {
+	case itemFinal:
 		if err := d.finish(ctx, it, emit); err != nil {
 			return err
 		}
 		return d.readLost(ctx, it.utt, emit)
+	case itemClose:
+		d.close(it.group)
+		return nil
 	}
 	return d.read(ctx, it, emit)
 }
@@ -605,7 +852,7 @@ func (d *liveDecoder) read(ctx context.Context, it liveItem, emit stage.Emit[Eve
 		// would end, and none did on jfk.
 		cost = 0
 	}
-	d.gate.release(cost)
+	d.gate.release(it.ticket, cost)
 	if err != nil && it.ctx.Err() != nil && ctx.Err() == nil {
 		d.cancelled++ // given way to a Final
 		if it.kind == itemSpeculative {
@@ -625,23 +872,24 @@ func (d *liveDecoder) readLost(ctx context.Context, done int, emit stage.Emit[Ev
 		return nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	if !d.gate.take(true, it.from, it.to, cancel) {
+	ticket, ok := d.gate.take(true, it.from, it.to, cancel)
+	if !ok {
 		cancel()
 		return nil // a newer reading is queued
 	}
-	it.ctx, it.cancel = rctx, cancel
+	it.ctx, it.cancel, it.ticket = rctx, cancel, ticket
 	return d.read(ctx, *it, emit)
 }
 
 // readOpen reads an open utterance: a Partial, or a speculative Final.
 func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
-	s := d.state(it.utt)
+	s := d.state(it)
 	if it.kind == itemSpeculative {
 		tr, words, err := d.transcribe(it.ctx, it.samples, s.agree.committed)
 		if err != nil {
 			return err
 		}
-		s.spec, s.specWords, s.specFrom, s.specTo, s.specCommit = tr, words, it.from, it.to, len(s.agree.committed)
+		s.spec, s.specWords, s.specFrom, s.specTo, s.specFill, s.specCommit = tr, words, it.from, it.to, it.fill, len(s.agree.committed)
 		return nil
 	}
 	res, err := d.decodeOnce(it.ctx, it.samples, s.agree.committed)
@@ -661,9 +909,9 @@ func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
 	}
 	committed := s.agree.committed
 	tentative := hyp[len(committed):]
-	ev := Event{Kind: Partial, Utterance: it.utt, Start: float64(it.from) / SampleRate, End: float64(it.to) / SampleRate}
+	ev := Event{Kind: Partial, Utterance: it.utt, Start: float64(it.piece) / SampleRate, End: float64(it.to) / SampleRate}
 	tok := d.t.whisp.Tokenizer()
-	if ev.Committed, err = tok.Decode(committed); err != nil {
+	if ev.Committed, err = tok.Decode(committed[s.base:]); err != nil {
 		return err
 	}
 	if ev.Tentative, err = tok.Decode(tentative); err != nil {
@@ -737,65 +985,174 @@ func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committ
 	return tr, words, err
 }
 
-// finish hands over an utterance's Final: the speculative reading when it
-// read this very audio with the words committed since, else a reading
-// continuing the committed words.
-func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[Event]) error {
-	s := d.state(it.utt)
-	delete(d.states, it.utt)
-	var tr *decode.Transcript
-	var words [][]Word
+// reading returns the Final reading of it's audio continuing the
+// committed tokens: the speculative reading when it read this very audio
+// with the words committed since, else a new one.
+func (d *liveDecoder) reading(ctx context.Context, s *liveState, it liveItem) (*decode.Transcript, [][]Word, error) {
 	switch {
 	case len(it.samples) == 0:
-		tr = &decode.Transcript{}
-	case s.spec != nil && s.specFrom == it.from && d.gate.covers(s.specTo, it.to) && s.specCommit == len(s.agree.committed):
-		tr, words = s.spec, s.specWords
+		return &decode.Transcript{}, nil, nil
+	case s.spec != nil && s.specFrom == it.from && s.specFill == it.fill && s.specCommit == len(s.agree.committed) &&
+		(s.specTo == it.to || it.fill == 0 && d.gate.covers(s.specTo, it.to)):
 		d.speculated++
-	default:
-		var err error
-		if tr, words, err = d.transcribe(ctx, it.samples, s.agree.committed); err != nil {
-			if errors.Is(err, decode.ErrNoAudio) {
-				tr = &decode.Transcript{}
-			} else {
-				return err
-			}
-		}
+		return s.spec, s.specWords, nil
 	}
+	tr, words, err := d.transcribe(ctx, it.samples, s.agree.committed)
+	if errors.Is(err, decode.ErrNoAudio) {
+		return &decode.Transcript{}, nil, nil
+	}
+	return tr, words, err
+}
+
+// finish hands over an utterance's Final: the group's reading from its
+// committed words on, less the text of the group's Finals before it.
+func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[Event]) error {
+	s := d.state(it)
+	tr, words, err := d.reading(ctx, s, it)
+	if err != nil {
+		return err
+	}
+	s.spec, s.specWords = nil, nil
 	if d.lang == "" && tr.Language != "" {
 		d.lang = tr.Language
 		d.t.log.Info("language detected", "language", tr.Language)
 	}
+	segs := d.segments(tr, words, it.from, it.to, s.agree.committed)
 	tok := d.t.whisp.Tokenizer()
-	segs := d.segments(tr, words, it, s.agree.committed)
-	ev := Event{Kind: Final, Utterance: it.utt, Start: float64(it.from) / SampleRate, End: float64(it.to) / SampleRate, Segments: segs}
+	have := tokensOf(segs)
+	now := time.Now()
+	d.recordCommits(s, segs, float64(it.speech)/SampleRate, now, tok)
+	own := dropTokens(segs, s.base, float64(it.piece)/SampleRate, tok)
+	for i := range own {
+		own[i].ID, own[i].Utterance, own[i].EndsUtterance = d.next, it.utt, i == len(own)-1
+		d.next++
+	}
+	ev := Event{Kind: Final, Utterance: it.utt, Start: float64(it.piece) / SampleRate, End: float64(it.to) / SampleRate, Segments: own}
 	var text strings.Builder
-	for _, sg := range segs {
+	for _, sg := range own {
 		text.WriteString(sg.Text)
 	}
 	ev.Committed = text.String()
-	now := time.Now()
 	if !it.closed.IsZero() {
 		d.final.Record(now.Sub(it.closed))
 	}
-	if at := d.arr.at(it.speechEnd); !at.IsZero() && len(it.samples) > 0 {
+	if at := d.arr.at(it.speechEnd); !at.IsZero() && it.to > it.from {
 		d.speechEnd.Record(now.Sub(at))
 	}
-	d.recordCommits(s, segs, tok)
-	var toks []decode.Segment
-	for _, sg := range segs {
-		toks = append(toks, decode.Segment{Tokens: sg.Tokens, Temperature: sg.Temperature})
+	if it.atPause {
+		d.atPause++
+		s.done = append(s.done, decodeSegments(own)...)
+		// The group's next readings continue these tokens, with their
+		// timestamps no later than the audio read: a closing timestamp in
+		// the silence after it (<|2.00|> after cards_002's "4", which ends
+		// at 0.74 s) put the text's end past the speech that follows,
+		// and Whisper read nothing more ("4" for "4 Queen of Clothes",
+		// base).
+		have = clampTimes(have, tok.Specials().TimestampBegin, int32((it.to-it.from)/(2*decode.HopLength)))
+		s.agree.committed, s.agree.prev, s.base = have, nil, len(have)
+		for len(s.commits) < len(have) {
+			s.commits = append(s.commits, time.Time{})
+		}
+		s.commits = s.commits[:len(have)]
+	} else {
+		delete(d.states, it.group)
+		d.prompt = nextPrompt(d.prompt, append(s.done, decodeSegments(own)...))
 	}
-	d.prompt = nextPrompt(d.prompt, toks)
 	return emit(stage.Frame[Event]{Offset: it.from, Rate: SampleRate, Entered: now, Payload: ev})
 }
 
-// segments turns the Final's transcript and its word times (nil without
-// Options.Words) into Segments, keeping the committed words when Whisper
-// took the audio for silence.
-func (d *liveDecoder) segments(tr *decode.Transcript, words [][]Word, it liveItem, committed []int32) []Segment {
-	base := float64(it.from) / SampleRate
-	end := float64(it.to) / SampleRate // a last timestamp may lie past it (decode.TranscribeOptions.RetryLoopsOnly)
-	seek := int(it.from / decode.HopLength)
+// close ends a group whose last Final was handed over at a pause: its
+// text is the prompt of the next.
+func (d *liveDecoder) close(group int) {
+	s := d.states[group]
+	if s == nil {
+		return
+	}
+	delete(d.states, group)
+	d.prompt = nextPrompt(d.prompt, s.done)
+}
+
+// tokensOf returns the tokens of segs, in order.
+func tokensOf(segs []Segment) []int32 {
+	var out []int32
+	for _, s := range segs {
+		out = append(out, s.Tokens...)
+	}
+	return out
+}
+
+// decodeSegments returns segs as the decoder's segments (their tokens and
+// temperature: what nextPrompt reads).
+func decodeSegments(segs []Segment) []decode.Segment {
+	out := make([]decode.Segment, len(segs))
+	for i, s := range segs {
+		out[i] = decode.Segment{Tokens: s.Tokens, Temperature: s.Temperature}
+	}
+	return out
+}
+
+// clampTimes returns ids with every timestamp token (tb on) after tb+last
+// set to tb+last.
+func clampTimes(ids []int32, tb, last int32) []int32 {
+	out := slices.Clone(ids)
+	for i, id := range out {
+		if id > tb+last {
+			out[i] = tb + last
+		}
+	}
+	return out
+}
+
+// dropTokens returns segs without their first n tokens (those of the
+// group's Finals before): whole segments, and the beginning of the one
+// cut there, which then starts no earlier than after (seconds) and keeps
+// its text and words after the cut (its words spell its text, so as
+// many characters of words go as of text).
+func dropTokens(segs []Segment, n int, after float64, tok *tokenizer.Tokenizer) []Segment {
+	for len(segs) > 0 && n > 0 {
+		s := segs[0]
+		if n >= len(s.Tokens) {
+			n -= len(s.Tokens)
+			segs = segs[1:]
+			continue
+		}
+		var gone, kept []int32
+		for i, id := range s.Tokens {
+			if id >= tok.Specials().EOT {
+				continue
+			}
+			if i < n {
+				gone = append(gone, id)
+			} else {
+				kept = append(kept, id)
+			}
+		}
+		text, _ := tok.Decode(gone)
+		cut := len(text)
+		for len(s.Words) > 0 && cut > 0 {
+			cut -= len(s.Words[0].Text)
+			s.Words = s.Words[1:]
+		}
+		s.Tokens = s.Tokens[n:]
+		s.Text, _ = tok.Decode(kept)
+		s.Start = min(max(s.Start, after), s.End)
+		s.spanWords()
+		segs = segs[1:]
+		if strings.TrimSpace(s.Text) != "" {
+			segs = append([]Segment{s}, segs...)
+		}
+		n = 0
+	}
+	return segs
+}
+
+// segments turns a Final reading of audio [from, to) and its word times
+// (nil without Options.Words) into Segments, keeping the committed words
+// when Whisper took the audio for silence. They are not numbered yet.
+func (d *liveDecoder) segments(tr *decode.Transcript, words [][]Word, from, to int64, committed []int32) []Segment {
+	base := float64(from) / SampleRate
+	end := float64(to) / SampleRate // a last timestamp may lie past it (decode.TranscribeOptions.RetryLoopsOnly)
+	seek := int(from / decode.HopLength)
 	var segs []Segment
 	for i, s := range tr.Segments {
 		if s.Text == "" && len(tr.Segments) > 1 {
@@ -814,29 +1171,23 @@ func (d *liveDecoder) segments(tr *decode.Transcript, words [][]Word, it liveIte
 		}
 		segs = append(segs, seg)
 	}
-	if len(committed) > 0 {
-		var have []int32
-		for _, s := range segs {
-			have = append(have, s.Tokens...)
-		}
-		if !equalPrefix(have, committed) {
-			// Never so when the Final continued the committed tokens, unless
-			// it was skipped as silence: the committed words stay.
-			text, _ := d.t.whisp.Tokenizer().Decode(committed)
-			segs = []Segment{{Start: base, End: float64(it.to) / SampleRate, Text: text, Tokens: committed, Seek: seek, Language: d.lang}}
-		}
-	}
-	for i := range segs {
-		segs[i].ID, segs[i].Utterance, segs[i].EndsUtterance = d.next, it.utt, i == len(segs)-1
-		d.next++
+	if len(committed) > 0 && !equalPrefix(tokensOf(segs), committed) {
+		// Never so when the Final continued the committed tokens, unless
+		// it was skipped as silence: the committed words stay.
+		text, _ := d.t.whisp.Tokenizer().Decode(committed)
+		segs = []Segment{{Start: base, End: end, Text: text, Tokens: committed, Seek: seek, Language: d.lang}}
 	}
 	return segs
 }
 
-// recordCommits records the latency of each committed word: from its end
-// arriving (estimated within its segment by its share of the characters)
-// to the Partial that committed it.
-func (d *liveDecoder) recordCommits(s *liveState, segs []Segment, tok *tokenizer.Tokenizer) {
+// recordCommits records the latency of each word of a Final's reading
+// segs after the group's Finals before: from its end arriving to the
+// Partial that committed it (Commit), or to that or the Final at now
+// (Committed). A word's end is its time with Options.Words, else an
+// estimate: its share of the characters of its segment's span, which
+// begins no earlier than the utterance's speech (speech, in seconds:
+// Whisper's first timestamp is the start of the padding before it).
+func (d *liveDecoder) recordCommits(s *liveState, segs []Segment, speech float64, now time.Time, tok *tokenizer.Tokenizer) {
 	n := 0 // tokens of segs seen
 	for _, sg := range segs {
 		var chars []int // characters up to the end of each token's text
@@ -848,22 +1199,43 @@ func (d *liveDecoder) recordCommits(s *liveState, segs []Segment, tok *tokenizer
 			}
 			chars = append(chars, total)
 		}
+		start := min(max(sg.Start, speech), sg.End)
 		for i, id := range sg.Tokens {
 			k := n + i
-			if k >= len(s.commits) || total == 0 {
-				break
-			}
 			// A word's end: the token before the next word's first token,
 			// or the segment's last text token.
 			last := i+1 == len(sg.Tokens) || d.boundary(sg.Tokens[i+1])
-			if id >= tok.Specials().EOT || !last {
+			if k < s.base || total == 0 || id >= tok.Specials().EOT || !last {
 				continue
 			}
-			end := sg.Start + (sg.End-sg.Start)*float64(chars[i])/float64(total)
-			if at := d.arr.at(int64(end * SampleRate)); !at.IsZero() {
-				d.commit.Record(max(0, s.commits[k].Sub(at)))
+			end := start + (sg.End-start)*float64(chars[i])/float64(total)
+			if w, ok := wordAt(sg.Words, chars[i]); ok {
+				end = w.End
 			}
+			at := d.arr.at(int64(end * SampleRate))
+			if at.IsZero() {
+				continue
+			}
+			when := now
+			if k < len(s.commits) && !s.commits[k].IsZero() {
+				when = s.commits[k]
+				d.commit.Record(max(0, when.Sub(at)))
+			}
+			d.commitAll.Record(max(0, when.Sub(at)))
 		}
 		n += len(sg.Tokens)
 	}
+}
+
+// wordAt returns the word of words (which spell their segment's text)
+// that holds the character before offset c of the text.
+func wordAt(words []Word, c int) (Word, bool) {
+	at := 0
+	for _, w := range words {
+		at += len(w.Text)
+		if at >= c {
+			return w, true
+		}
+	}
+	return Word{}, false
 }

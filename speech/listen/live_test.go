@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/models/whisper/wer"
+	"github.com/tensorforge/forge/stage"
 )
 
 // paceBlock is the block a paced feed writes: 20 ms, as a WebSocket
@@ -112,18 +114,28 @@ func checkEvents(t *testing.T, events []Event) string {
 // utterances are read while spoken, that committed text is never
 // retracted, and that the final text equals the offline transcript of
 // the file within a word; with Options.Words, that every word of a final
-// has a time inside its segment and the words spell its text.
+// has a time inside its segment and the words spell its text. cards_004
+// ("Five, five.") has a 160-ms pause inside the VAD's one utterance: two
+// Finals at pauses by default, one when the VAD closes it without
+// FinalPause.
 func TestTranscribeLive(t *testing.T) {
 	tr := needTiny(t)
 	for _, c := range []struct {
-		name string
-		o    Options
+		name, clip      string
+		o               Options
+		finals, atPause int
+		// partials: the first event is a Partial (cards_004's first
+		// utterance lasts 0.8 s: under -race its one partial may give way
+		// to the Final's reading)
+		partials bool
 	}{
-		{"cards_005.wav", Options{Language: "en"}},
-		{"goforward.wav", Options{Language: "en", Words: true}},
+		{"cards_005", "cards_005.wav", Options{Language: "en"}, 1, 1, true},
+		{"goforward words", "goforward.wav", Options{Language: "en", Words: true}, 1, 1, true},
+		{"cards_004", "cards_004.wav", Options{Language: "en"}, 2, 2, false},
+		{"cards_004 without FinalPause", "cards_004.wav", Options{Language: "en", FinalPause: -1}, 1, 0, false},
 	} {
-		name := c.name
-		t.Run(name, func(t *testing.T) {
+		name := c.clip
+		t.Run(c.name, func(t *testing.T) {
 			clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", name))
 			if err != nil {
 				t.Fatal(err)
@@ -166,8 +178,11 @@ func TestTranscribeLive(t *testing.T) {
 			if c.o.Words != (words > 0) {
 				t.Errorf("Words %v: %d words", c.o.Words, words)
 			}
-			if res.Partials == 0 || events[0].Kind != Partial {
+			if c.partials && (res.Partials == 0 || events[0].Kind != Partial) {
 				t.Errorf("no partial before the first final: %d partials, first event %+v", res.Partials, events[0])
+			}
+			if res.Utterances != c.finals || res.AtPause != c.atPause {
+				t.Errorf("%d finals, %d at a pause; want %d, %d", res.Utterances, res.AtPause, c.finals, c.atPause)
 			}
 			if r := wer.Compare(strings.Join(want, " "), got); r.Errors() > 1 {
 				t.Errorf("final %q, offline %q: %d word errors", got, strings.Join(want, " "), r.Errors())
@@ -203,6 +218,8 @@ func TestLiveScorecard(t *testing.T) {
 	}
 	warm := os.Getenv("FORGE_LIVE_WARMUP") == "1"
 	for _, model := range strings.Split(models, ",") {
+		all := map[string]*stage.Histogram{}
+		wordErrors := 0
 		t0 := time.Now()
 		tr, err := New(context.Background(), Config{Model: model, Device: "cpu", WarmUp: warm})
 		if err != nil {
@@ -240,8 +257,28 @@ func TestLiveScorecard(t *testing.T) {
 			if out != nil {
 				fmt.Fprintln(out, string(b))
 			}
+			for k, h := range res.hists {
+				if all[k] == nil {
+					all[k] = &stage.Histogram{}
+				}
+				all[k].Merge(h)
+			}
+			wordErrors += r.Errors()
 		}
 		tr.Close()
+		// One more line: the distributions over every clip's utterances.
+		row := map[string]string{"model": model, "clip": "all", "word_errors_vs_offline": fmt.Sprint(wordErrors), "warm_up": fmt.Sprint(warm)}
+		for k, h := range all {
+			if s := h.Summary(); s.Count > 0 {
+				ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+				row[k+"_p50_ms"], row[k+"_p95_ms"], row[k+"_max_ms"], row[k+"_count"] = ms(s.P50), ms(s.P95), ms(s.Max), fmt.Sprint(s.Count)
+			}
+		}
+		b, _ := json.Marshal(row)
+		t.Log(string(b))
+		if out != nil {
+			fmt.Fprintln(out, string(b))
+		}
 	}
 }
 
@@ -274,12 +311,54 @@ func TestGateCovers(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if !g.take(true, 0, c.specTo, cancel) {
+			if _, ok := g.take(true, 0, c.specTo, cancel); !ok {
 				t.Fatal("gate busy")
 			}
 			g.preempt(0, c.to)
 			if got := ctx.Err() != nil; got != c.cancelled {
 				t.Errorf("preempt cancelled %v, want %v", got, c.cancelled)
+			}
+		})
+	}
+}
+
+// TestGateTake: one reading at a time, but a speculative reading takes
+// over from a partial one, cancelling it; the release of a reading taken
+// over frees nothing.
+func TestGateTake(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		first, second    bool // speculative
+		taken, cancelled bool // the second reading is taken; the first is cancelled
+		freedByFirst     bool // the first's release frees the gate
+	}{
+		{"partial after partial", false, false, false, false, true},
+		{"speculative after partial", false, true, true, true, false},
+		{"partial after speculative", true, false, false, false, true},
+		{"speculative after speculative", true, true, false, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := &gate{}
+			ctx1, cancel1 := context.WithCancel(context.Background())
+			defer cancel1()
+			t1, ok := g.take(c.first, 0, 100, cancel1)
+			if !ok {
+				t.Fatal("a free gate refused a reading")
+			}
+			_, cancel2 := context.WithCancel(context.Background())
+			defer cancel2()
+			if _, ok := g.take(c.second, 0, 200, cancel2); ok != c.taken {
+				t.Errorf("second reading taken %v, want %v", ok, c.taken)
+			}
+			if got := ctx1.Err() != nil; got != c.cancelled {
+				t.Errorf("first reading cancelled %v, want %v", got, c.cancelled)
+			}
+			g.release(t1, time.Second)
+			if got := !g.busy; got != c.freedByFirst {
+				t.Errorf("after the first's release the gate is free: %v, want %v", got, c.freedByFirst)
+			}
+			if got := g.cost == time.Second; got != c.freedByFirst {
+				t.Errorf("the first's cost recorded: %v, want %v", got, c.freedByFirst)
 			}
 		})
 	}
@@ -330,6 +409,99 @@ func TestGateWait(t *testing.T) {
 			g := &gate{cost: c.cost, free: now.Add(-c.free), busy: c.busy}
 			if got := g.wait(every, now); got != c.want {
 				t.Errorf("wait = %d samples, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestDropTokens: a Final after others in the VAD's utterance drops
+// their tokens from the reading's segments — whole segments, or the
+// beginning of one, which then keeps the text and words after the cut
+// and starts no earlier than the utterance.
+func TestDropTokens(t *testing.T) {
+	tok := needTiny(t).whisp.Tokenizer()
+	tb := tok.Specials().TimestampBegin
+	enc := func(s string) []int32 {
+		ids, err := tok.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	first := Segment{Start: 0, End: 2, Text: " And so my fellow Americans.",
+		Tokens: slices.Concat([]int32{tb}, enc(" And so my fellow Americans."), []int32{tb + 100}),
+		Words:  []Word{{Text: " And", End: 0.4}, {Text: " so", Start: 0.4, End: 0.7}, {Text: " my", Start: 0.7, End: 0.9}, {Text: " fellow", Start: 0.9, End: 1.3}, {Text: " Americans.", Start: 1.3, End: 2}}}
+	ask := enc(" Ask")
+	second := Segment{Start: 2.2, End: 3, Text: " Ask not.",
+		Tokens: slices.Concat([]int32{tb + 110}, ask, enc(" not."), []int32{tb + 150}),
+		Words:  []Word{{Text: " Ask", Start: 2.2, End: 2.6}, {Text: " not.", Start: 2.6, End: 3}}}
+	segs := []Segment{first, second}
+	for _, c := range []struct {
+		name  string
+		n     int
+		after float64
+		want  []Segment
+		bare  bool // without words
+	}{
+		{"nothing", 0, 0, segs, false},
+		{"a whole segment", len(first.Tokens), 2, []Segment{second}, false},
+		{"its text but not its closing timestamp", len(first.Tokens) - 1, 2, []Segment{second}, false},
+		{"into a segment", len(first.Tokens) + 1 + len(ask), 2.5, []Segment{{Start: 2.6, End: 3, Text: " not.",
+			Tokens: second.Tokens[1+len(ask):], Words: second.Words[1:]}}, false},
+		{"into a segment, starting after its words", len(first.Tokens) + 1 + len(ask), 2.8, []Segment{{Start: 2.6, End: 3, Text: " not.",
+			Tokens: second.Tokens[1+len(ask):], Words: second.Words[1:]}}, false},
+		{"into a segment without words", len(first.Tokens) + 1 + len(ask), 2.5, []Segment{{Start: 2.5, End: 3, Text: " not.",
+			Tokens: second.Tokens[1+len(ask):]}}, true},
+		{"everything", len(first.Tokens) + len(second.Tokens), 3, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := slices.Clone(segs)
+			if c.bare {
+				for i := range in {
+					in[i].Words = nil
+				}
+			}
+			got := dropTokens(in, c.n, c.after, tok)
+			if len(got) != len(c.want) {
+				t.Fatalf("got %d segments %+v, want %d", len(got), got, len(c.want))
+			}
+			for i, g := range got {
+				w := c.want[i]
+				if g.Text != w.Text || g.Start != w.Start || g.End != w.End || !slices.Equal(g.Tokens, w.Tokens) || !slices.Equal(g.Words, w.Words) {
+					t.Errorf("segment %d: got %+v\nwant %+v", i, g, w)
+				}
+			}
+			if !slices.EqualFunc(in, segs, func(a, b Segment) bool {
+				return a.Text == b.Text && a.Start == b.Start && slices.Equal(a.Tokens, b.Tokens)
+			}) {
+				t.Error("the segments given were changed")
+			}
+		})
+	}
+}
+
+// TestClampTimes: timestamps after the last one allowed are set to it;
+// text tokens (below the first timestamp) stay.
+func TestClampTimes(t *testing.T) {
+	const tb = 1000
+	for _, c := range []struct {
+		name string
+		ids  []int32
+		last int32
+		want []int32
+	}{
+		{"none past", []int32{1000, 5, 6, 1100}, 150, []int32{1000, 5, 6, 1100}},
+		{"closing timestamp past the audio", []int32{1000, 5, 6, 1100}, 37, []int32{1000, 5, 6, 1037}},
+		{"a pair past", []int32{1000, 5, 1020, 1040, 7, 1200}, 30, []int32{1000, 5, 1020, 1030, 7, 1030}},
+		{"no timestamps", []int32{5, 6, 999}, 0, []int32{5, 6, 999}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := slices.Clone(c.ids)
+			if got := clampTimes(in, tb, c.last); !slices.Equal(got, c.want) {
+				t.Errorf("clampTimes(%v, %d) = %v, want %v", c.ids, c.last, got, c.want)
+			}
+			if !slices.Equal(in, c.ids) {
+				t.Errorf("the tokens given were changed: %v", in)
 			}
 		})
 	}

@@ -61,6 +61,14 @@ type Options struct {
 	Live bool
 	// VAD cuts the audio into utterances; the zero value means DefaultVAD.
 	VAD vad.Options
+	// FinalPause is, in TranscribeLive, how long the speaker must pause
+	// before the words so far are final: a Final hands them over at once,
+	// though the VAD keeps the utterance open until VAD.MinSilence, and
+	// what is said after the pause is the next utterance, read as the
+	// continuation of the same audio. 0 means DefaultFinalPause; a
+	// negative value, or one no shorter than VAD.MinSilence, hands over
+	// a Final only when the VAD closes an utterance. Transcribe ignores it.
+	FinalPause time.Duration
 	// Words times each word (Segment.Words) from the decoder's
 	// cross-attention (whisper.Audio.Words): each window is encoded once
 	// more and its text fed through the decoder once, which costs about
