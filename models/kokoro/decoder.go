@@ -49,6 +49,12 @@ func newDecoder(s *param.Scope, bf16 bool) decoder {
 // spectrogram [1, 22, 120F+1] (see harmonicSpectrum) and s the timbre half
 // of the style [1, 128]. It returns the waveform [1, 600F].
 func (m *decoder) forward(asr, f0, nrg, har, s graph.Tensor) graph.Tensor {
+	return m.generator.forward(m.features(asr, f0, nrg, s), s, m.generator.sources(har, s))
+}
+
+// features is the decoder before its generator: the features [1, 512, 2F]
+// that the generator upsamples to audio.
+func (m *decoder) features(asr, f0, nrg, s graph.Tensor) graph.Tensor {
 	F0 := m.f0Conv.forward(f0.Unsqueeze(1)) // [1, 1, F]
 	N := m.nConv.forward(nrg.Unsqueeze(1))
 	x := m.encode.forward(graph.Concat(1, asr, F0, N), s)
@@ -57,7 +63,7 @@ func (m *decoder) forward(asr, f0, nrg, har, s graph.Tensor) graph.Tensor {
 		x = graph.Concat(1, x, asrRes, F0, N)
 		x = m.decode[i].forward(x, s)
 	}
-	return m.generator.forward(x, s, har)
+	return x
 }
 
 // adaINSnake is AdaIN1d followed by the Snake1D activation
@@ -163,18 +169,27 @@ func newGenerator(s *param.Scope, bf16 bool) generator {
 	return g
 }
 
-// forward maps the decoder's features x, the timbre style s and the source
-// spectrogram har to the waveform.
-func (m *generator) forward(x, s, har graph.Tensor) graph.Tensor {
+// sources is the generator's harmonic branch: the source spectrogram har
+// brought to the rate of each upsampling stage (noise_convs, noise_res).
+// It does not read the decoder's features.
+func (m *generator) sources(har, s graph.Tensor) [2]graph.Tensor {
+	var src [2]graph.Tensor
+	for i := range src {
+		src[i] = m.noiseRes[i].forward(m.noiseConvs[i].forward(har), s)
+	}
+	return src
+}
+
+// forward maps the decoder's features x, the timbre style s and the
+// sources (see sources) to the waveform.
+func (m *generator) forward(x, s graph.Tensor, src [2]graph.Tensor) graph.Tensor {
 	for i := range 2 {
 		x = x.LeakyRelu(0.1)
-		src := m.noiseConvs[i].forward(har)
-		src = m.noiseRes[i].forward(src, s)
 		x = m.ups[i].forward(x)
 		if i == 1 {
 			x = x.Pad1d(kernels.PadReflect, 1, 0)
 		}
-		x = x.Add(src)
+		x = x.Add(src[i])
 		var xs graph.Tensor
 		for j := range 3 {
 			r := m.resblocks[3*i+j].forward(x, s)

@@ -34,8 +34,8 @@
 // source (a running phase over the upsampled F0):
 //
 //  1. text: ALBERT → bert_encoder → duration encoder → durations (sigmoid
-//     sum / speed, rounded half to even, at least one frame); the text
-//     encoder;
+//     sum / speed, rounded half to even, at least one frame); beside it,
+//     as a graph of its own on another goroutine, the text encoder;
 //  2. prosody: the features repeated by the durations (the alignment
 //     matrix product of the reference), the shared LSTM, the F0 and energy
 //     (N) predictors;
@@ -45,7 +45,15 @@
 //     onnxruntime arithmetic because the generator reads the phase of
 //     near-silent bins; then the decoder and the iSTFTNet generator, ending
 //     in the export's inverse STFT (a transposed convolution with the
-//     windowed inverse-DFT basis, n_fft 20, hop 5).
+//     windowed inverse-DFT basis, n_fft 20, hop 5). The decoder's features
+//     and the generator's harmonic sources (the source spectrogram through
+//     noise_convs and noise_res) run as two graphs side by side, the
+//     generator as a third.
+//
+// The graphs run side by side share no data, so the results are those of
+// one graph; they fill the core that the other's serial steps (norms,
+// narrow products, the tails of parallel ones) leave idle on a 2-core
+// machine.
 //
 // The int8 artifact (onnx-community model_quantized.onnx) is supported by
 // dequantizing its weights at load; it runs at fp32 speed.

@@ -7,7 +7,8 @@ import (
 
 // kmodel is KModel (hexgrad/kokoro model.py): the module tree, read from
 // the weights' root scope. Model runs it as three graphs (see the package
-// doc): textStage, prosodyStage, then decoder.forward.
+// doc): durationStage and textEncoder.forward, prosodyStage, then
+// decoder.forward.
 type kmodel struct {
 	bert        albert
 	bertEncoder linear // bert_encoder: 768 → 512
@@ -34,22 +35,23 @@ func newKModel(s *param.Scope) (*kmodel, error) {
 	return k, nil
 }
 
-// stage1 holds the outputs of the text stage for one utterance.
+// stage1 holds the outputs of the duration branch of the text stage for
+// one utterance.
 type stage1 struct {
 	durFloat graph.Tensor // [1, T] f32
 	dur      graph.Tensor // [T] i64
 	d        graph.Tensor // [1, T, 640]: duration-encoder features, aligned for F0/N
-	tEn      graph.Tensor // [1, 512, T]: text-encoder features, aligned for the decoder
 }
 
-// textStage builds everything that depends only on the phoneme ids and the
-// style: ALBERT, the duration encoder and head, and the text encoder.
-func (k *kmodel) textStage(ids, style, speed graph.Tensor) stage1 {
+// durationStage builds the part of the text stage that reads the style:
+// ALBERT, the duration encoder and head. The rest of it, the text encoder
+// (t_en [1, 512, T], aligned for the decoder), depends on the ids alone.
+func (k *kmodel) durationStage(ids, style, speed graph.Tensor) stage1 {
 	s := style.Slice(1, styleDim, 2*styleDim) // prosody half: ref_s[:, 128:]
 	dEn := k.bertEncoder.forward(k.bert.forward(ids))
 	d := k.predictor.durEncoder.forward(dEn, s)
 	df, di := k.predictor.durations(d, speed)
-	return stage1{durFloat: df, dur: di, d: d, tEn: k.textEncoder.forward(ids)}
+	return stage1{durFloat: df, dur: di, d: d}
 }
 
 // stage2 holds the prosody stage's outputs.

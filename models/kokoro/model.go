@@ -164,23 +164,55 @@ func frames(dur []int64) int {
 
 // runText runs graph 1 and fills the durations of tr; it returns the
 // duration-encoder features d [T, 640] and text features t_en [512, T].
+// The text encoder shares nothing with ALBERT's branch but the ids, so it
+// runs as a graph of its own beside it: its convolutions and LSTM use the
+// core that ALBERT's serial steps (norms, softmaxes, the ends of its
+// parallel products) leave idle. The results are the same; only the
+// order of independent steps changes.
 func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed float32, tr *Trace) (d, tEn *graph.Value, err error) {
-	g := graph.New()
 	T := len(ids)
+	var enOut *graph.Value
+	var enErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g := graph.New()
+		out := m.k.textEncoder.forward(g.InputI64("input_ids", graph.Shape{1, T}, ids))
+		if enErr = check(out); enErr != nil {
+			return
+		}
+		vals, err := m.eng.Eval(ctx, out)
+		if err != nil {
+			enErr = fmt.Errorf("kokoro: text encoder: %w", err)
+			return
+		}
+		enOut = vals[0]
+	}()
+	defer func() {
+		<-done
+		switch {
+		case err != nil:
+		case enErr != nil:
+			d, err = nil, enErr
+		default:
+			tEn = enOut
+		}
+	}()
+	g := graph.New()
 	idsT := g.InputI64("input_ids", graph.Shape{1, T}, ids)
 	styleT := g.InputF32("style", graph.Shape{1, StyleSize}, style)
 	speedT := g.InputF32("speed", graph.Shape{1}, []float32{speed})
-	out := m.k.textStage(idsT, styleT, speedT)
-	if err := check(out.durFloat, out.dur, out.d, out.tEn); err != nil {
+	out := m.k.durationStage(idsT, styleT, speedT)
+	if err := check(out.durFloat, out.dur, out.d); err != nil {
 		return nil, nil, err
 	}
-	vals, err := m.eng.Eval(ctx, out.durFloat, out.dur, out.d, out.tEn)
+	vals, err := m.eng.Eval(ctx, out.durFloat, out.dur, out.d)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kokoro: text stage: %w", err)
 	}
 	tr.DurationsFloat = append([]float32(nil), vals[0].F32()...)
 	tr.Durations = append([]int64(nil), vals[1].I64()...)
-	return vals[2], vals[3], nil
+	return vals[2], nil, nil
 }
 
 // runProsody runs graph 2: the alignment and the F0/energy predictors.
@@ -206,32 +238,79 @@ func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []flo
 	return nil
 }
 
-// runDecoder computes the harmonic source on the host and runs graph 3:
-// the decoder and the generator.
+// runDecoder runs graph 3, the decoder and the generator, as three
+// graphs. The decoder's features and the generator's harmonic sources
+// (from the harmonic source, computed on the host) share nothing but the
+// style, so they run side by side: the sources' long convolutions use the
+// core that the decoder's narrow ones (a few dozen frames in a streamed
+// window) and its norms leave idle. Then the generator joins them. The
+// results are the same as in one graph.
 func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) error {
 	dec := &m.k.decoder
 	if m.float32 {
 		dec = &m.k.decoder32
 	}
 	gen := &dec.generator
-	har := harmonicSpectrum(tr.F0, gen.lLinearW.Float32s(), gen.lLinearB.Float32s()[0])
+	var src []*graph.Value
+	var srcErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		har := harmonicSpectrum(tr.F0, gen.lLinearW.Float32s(), gen.lLinearB.Float32s()[0])
+		g := graph.New()
+		harT := g.InputF32("har", graph.Shape{1, 2 * specBins, len(har) / (2 * specBins)}, har)
+		out := gen.sources(harT, timbre(g, style))
+		if srcErr = check(out[0], out[1]); srcErr != nil {
+			return
+		}
+		if src, srcErr = m.eng.Eval(ctx, out[0], out[1]); srcErr != nil {
+			srcErr = fmt.Errorf("kokoro: generator sources: %w", srcErr)
+		}
+	}()
+	x, err := m.decoderFeatures(ctx, dec, style, tr)
+	<-done
+	if err != nil {
+		return err
+	}
+	if srcErr != nil {
+		return srcErr
+	}
 	g := graph.New()
-	F := len(tr.F0) / 2
-	asr := g.InputF32("asr", graph.Shape{1, hiddenDim, F}, tr.ASR)
-	f0 := g.InputF32("f0", graph.Shape{1, 2 * F}, tr.F0)
-	nrg := g.InputF32("n", graph.Shape{1, 2 * F}, tr.N)
-	harT := g.InputF32("har", graph.Shape{1, 2 * specBins, len(har) / (2 * specBins)}, har)
-	styleT := g.InputF32("style", graph.Shape{1, StyleSize}, style)
-	wave := dec.forward(asr, f0, nrg, harT, styleT.Slice(1, 0, styleDim))
+	in := func(name string, v *graph.Value) graph.Tensor { return g.InputBytes(name, graph.F32, v.Shape, v.Data) }
+	wave := gen.forward(in("x", x), timbre(g, style), [2]graph.Tensor{in("src0", src[0]), in("src1", src[1])})
 	if err := check(wave); err != nil {
 		return err
 	}
 	vals, err := m.eng.Eval(ctx, wave)
 	if err != nil {
-		return fmt.Errorf("kokoro: decoder stage: %w", err)
+		return fmt.Errorf("kokoro: generator: %w", err)
 	}
 	tr.Audio = vals[0].F32()
 	return nil
+}
+
+// decoderFeatures runs the decoder of graph 3 up to its generator.
+func (m *Model) decoderFeatures(ctx context.Context, dec *decoder, style []float32, tr *Trace) (*graph.Value, error) {
+	g := graph.New()
+	F := len(tr.F0) / 2
+	asr := g.InputF32("asr", graph.Shape{1, hiddenDim, F}, tr.ASR)
+	f0 := g.InputF32("f0", graph.Shape{1, 2 * F}, tr.F0)
+	nrg := g.InputF32("n", graph.Shape{1, 2 * F}, tr.N)
+	x := dec.features(asr, f0, nrg, timbre(g, style))
+	if err := check(x); err != nil {
+		return nil, err
+	}
+	vals, err := m.eng.Eval(ctx, x)
+	if err != nil {
+		return nil, fmt.Errorf("kokoro: decoder stage: %w", err)
+	}
+	return vals[0], nil
+}
+
+// timbre is the decoder half of the style vector, ref_s[:, :128], as an
+// input of g.
+func timbre(g *graph.Graph, style []float32) graph.Tensor {
+	return g.InputF32("style", graph.Shape{1, StyleSize}, style).Slice(1, 0, styleDim)
 }
 
 // Warm runs one short utterance so that the first real one does not pay
