@@ -67,8 +67,11 @@ func (ls *liveSession) finish() { ls.once.Do(ls.end) }
 // close. With ?partials=true it also sends speech/listen's live events
 // (listen.Event as JSON: {"type":"partial"} while an utterance is spoken,
 // with its committed and tentative text, and {"type":"final"} before the
-// utterance's segments). With ?words=true each segment carries its words'
-// times (as the transcription endpoint's timestamp_granularities[]=word).
+// utterance's segments); an utterance's final comes once the speaker has
+// paused for ?final_pause (a duration, listen.DefaultFinalPause by
+// default; 0: only when the VAD closes it). With ?words=true each segment
+// carries its words' times (as the transcription endpoint's
+// timestamp_granularities[]=word).
 // The session holds one of the model's work slots throughout.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	ctx, end, ok := s.begin(r)
@@ -93,6 +96,17 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts := listen.Options{Language: strings.TrimSpace(q.Get("language")), Live: true, Words: q.Get("words") == "true"}
+	if v := q.Get("final_pause"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			writeError(w, badRequest("final_pause", "invalid_final_pause", "final_pause %q: want a duration such as 128ms, or 0 for finals when the VAD closes an utterance only", v))
+			return
+		}
+		opts.FinalPause = d
+		if d <= 0 {
+			opts.FinalPause = -1 // listen's 0 is its default
+		}
+	}
 	release := s.admit(ctx, w, m.id)
 	if release == nil {
 		return

@@ -120,14 +120,25 @@ func normalize(s string) string {
 
 // TestLiveJFK streams jfk.wav in 20 ms messages and gets its text; with
 // ?partials=true also partial and final events (partials only when
-// decoding keeps up, so at least the finals are required).
+// decoding keeps up, so at least the finals are required): a final at
+// each pause of listen.DefaultFinalPause, more than the VAD's four
+// utterances, or one per utterance with ?final_pause=0.
 func TestLiveJFK(t *testing.T) {
 	url, _ := realServer(t)
-	for _, partials := range []bool{false, true} {
-		t.Run(fmt.Sprintf("partials=%v", partials), func(t *testing.T) {
+	for _, c := range []struct {
+		query    string
+		partials bool
+		finals   func(int) bool
+	}{
+		{"partials=false", false, func(n int) bool { return n == 0 }},
+		{"partials=true", true, func(n int) bool { return n > 4 }},
+		{"partials=true&final_pause=0", true, func(n int) bool { return n == 4 }},
+	} {
+		partials, want := c.partials, c.finals
+		t.Run(c.query, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			c := dialLive(t, ctx, url, fmt.Sprintf("partials=%v", partials))
+			c := dialLive(t, ctx, url, c.query)
 			defer c.CloseNow()
 			sendLive(t, ctx, c, jfkPCM(t))
 			if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"end"}`)); err != nil {
@@ -146,8 +157,8 @@ func TestLiveJFK(t *testing.T) {
 				}
 			}
 			checkJFK(t, segs)
-			if partials && finals == 0 || !partials && finals+len(segs) != len(evs) {
-				t.Errorf("partials=%v: %d finals among %d events", partials, finals, len(evs))
+			if !want(finals) || !partials && len(segs) != len(evs) {
+				t.Errorf("%d finals among %d events", finals, len(evs))
 			}
 		})
 	}

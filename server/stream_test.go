@@ -169,7 +169,7 @@ func dialLive(t *testing.T, ctx context.Context, url string, query ...string) *w
 
 func TestLiveBadInput(t *testing.T) {
 	ts, _ := testServer(t, Config{}, &fakeTranscriber{gate: make(chan struct{})}, nil)
-	for _, q := range []string{"rate=0", "rate=abc", "rate=400000", "model=nope"} {
+	for _, q := range []string{"rate=0", "rate=abc", "rate=400000", "model=nope", "final_pause=soon"} {
 		res, err := client.Get(ts.URL + "/v1/audio/transcriptions/live?" + q)
 		if err != nil {
 			t.Fatal(err)

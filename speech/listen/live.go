@@ -538,24 +538,29 @@ func (l *liveVAD) read(ctx context.Context, emit stage.Emit[liveItem]) error {
 		// The VAD keeps this segment (it is longer than MinSpeech), so a
 		// pause ends the piece, unless speech resumes before FinalPause.
 		if silent >= l.final {
-			return l.pauseFinal(ctx, u, o, emit)
+			return l.pauseFinal(u, o, emit)
 		}
 		if silent >= l.ahead {
-			return l.ask(ctx, itemSpeculative, u, o.Pause+l.ahead, l.pad-l.ahead, emit)
+			return l.ask(ctx, itemSpeculative, u, o.Pause+l.ahead, max(l.pad-l.ahead, 0), emit)
 		}
 	case paused && silent >= l.pad:
 		// Unless speech resumes, the segment the VAD closes will end at
 		// the pause plus the padding: read that now.
 		return l.ask(ctx, itemSpeculative, u, o.Pause+l.pad, 0, emit)
 	}
-	every := l.every
-	if u.partials < quickPartials {
-		every /= 2
-	}
-	if o.Scored-u.lastTo < l.gate.wait(every, time.Now()) {
+	if o.Scored-u.lastTo < l.gate.wait(l.cadence(u), time.Now()) {
 		return nil
 	}
 	return l.ask(ctx, itemPartial, u, o.Scored, 0, emit)
+}
+
+// cadence returns the audio between u's partial readings when decoding
+// keeps up: half of every for its first quickPartials.
+func (l *liveVAD) cadence(u *openUtt) int64 {
+	if u.partials < quickPartials {
+		return l.every / 2
+	}
+	return l.every
 }
 
 // ask asks the decoder for a reading of u's audio up to to, followed by
@@ -581,7 +586,7 @@ func (l *liveVAD) ask(ctx context.Context, kind itemKind, u *openUtt, to, fill i
 		u.specTo = to
 	} else {
 		if u.readOpen {
-			l.skipped += int((to-u.lastTo)/l.every) - 1
+			l.skipped += max(int((to-u.lastTo)/l.cadence(u))-1, 0)
 		}
 		u.lastTo = to
 		u.partials++
@@ -606,8 +611,8 @@ func (l *liveVAD) samples(from, to, fill int64) ([]float32, bool) {
 // pauseFinal asks for the Final of u's piece, whose speech ended at the
 // pause o.Pause: its audio up to readAhead after the pause, then silence
 // up to the padding, as the reading ahead read it.
-func (l *liveVAD) pauseFinal(ctx context.Context, u *openUtt, o vad.OpenSpeech, emit stage.Emit[liveItem]) error {
-	to, fill := o.Pause+l.ahead, l.pad-l.ahead
+func (l *liveVAD) pauseFinal(u *openUtt, o vad.OpenSpeech, emit stage.Emit[liveItem]) error {
+	to, fill := o.Pause+l.ahead, max(l.pad-l.ahead, 0)
 	samples, ok := l.samples(u.from, to, fill)
 	if !ok {
 		return nil // not held: the Final comes when the VAD closes the segment
@@ -673,7 +678,7 @@ func (l *liveVAD) closed(ctx context.Context, s vad.Speech, emit stage.Emit[live
 			u = v
 			continue
 		}
-		if v.finalAt > 0 { // sure to make a segment: not so, but its Final is out
+		if v.finalAt > 0 { // its last Final is out: it only ends
 			if !v.over {
 				if err := l.close(v, emit); err != nil {
 					return err

@@ -120,6 +120,8 @@ func checkEvents(t *testing.T, events []Event) string {
 // FinalPause.
 func TestTranscribeLive(t *testing.T) {
 	tr := needTiny(t)
+	thinPad := DefaultVAD()
+	thinPad.SpeechPad = 30 * time.Millisecond // less than readAhead: no silence after the audio read
 	for _, c := range []struct {
 		name, clip      string
 		o               Options
@@ -133,6 +135,7 @@ func TestTranscribeLive(t *testing.T) {
 		{"goforward words", "goforward.wav", Options{Language: "en", Words: true}, 1, 1, true},
 		{"cards_004", "cards_004.wav", Options{Language: "en"}, 2, 2, false},
 		{"cards_004 without FinalPause", "cards_004.wav", Options{Language: "en", FinalPause: -1}, 1, 0, false},
+		{"cards_004 padded less than read ahead", "cards_004.wav", Options{Language: "en", VAD: thinPad}, 2, 2, false},
 	} {
 		name := c.clip
 		t.Run(c.name, func(t *testing.T) {
@@ -198,10 +201,13 @@ func TestTranscribeLive(t *testing.T) {
 // TestLiveScorecard is the live benchmark: $FORGE_LIVE_BENCH names the
 // models ("tiny,base") and $FORGE_LIVE_CLIPS the clips (default every
 // clip of ../shared/golden/audio but the 60-s VAD test), with
-// Config.WarmUp when $FORGE_LIVE_WARMUP is 1; each is paced in
-// real time, so it takes as long as the audio. One JSON line per model
-// and clip with the scorecard's live labels and the WER against the
-// offline transcript goes to the log and to $FORGE_LIVE_OUT if set.
+// Config.WarmUp when $FORGE_LIVE_WARMUP is 1 and Options.FinalPause from
+// $FORGE_LIVE_FINAL_PAUSE (a duration; -1ns: Finals at the VAD's close
+// only). Each clip is paced in real time, so it takes as long as the
+// audio. One JSON line per model and clip with the scorecard's live
+// labels and the WER against the offline transcript goes to the log and
+// to $FORGE_LIVE_OUT if set, and a last line per model ("clip":"all")
+// with the distributions over every clip's utterances.
 func TestLiveScorecard(t *testing.T) {
 	models := os.Getenv("FORGE_LIVE_BENCH")
 	if models == "" {
@@ -217,6 +223,13 @@ func TestLiveScorecard(t *testing.T) {
 		defer out.Close()
 	}
 	warm := os.Getenv("FORGE_LIVE_WARMUP") == "1"
+	o := Options{Language: "en"}
+	if v := os.Getenv("FORGE_LIVE_FINAL_PAUSE"); v != "" {
+		var err error
+		if o.FinalPause, err = time.ParseDuration(v); err != nil {
+			t.Fatalf("$FORGE_LIVE_FINAL_PAUSE: %v", err)
+		}
+	}
 	for _, model := range strings.Split(models, ",") {
 		all := map[string]*stage.Histogram{}
 		wordErrors := 0
@@ -233,7 +246,7 @@ func TestLiveScorecard(t *testing.T) {
 			}
 			// Live first: the model's first clip shows what a fresh session
 			// pays (see Config.WarmUp, $FORGE_LIVE_WARMUP=1).
-			events, res, err := liveRun(context.Background(), tr, clip, Options{Language: "en"})
+			events, res, err := liveRun(context.Background(), tr, clip, o)
 			if err != nil {
 				t.Fatal(err)
 			}
