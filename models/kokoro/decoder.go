@@ -45,15 +45,13 @@ func newDecoder(s *param.Scope, bf16 bool) decoder {
 	return d
 }
 
-// forward takes asr [1, 512, F], f0 and nrg [1, 2F], har the source
-// spectrogram [1, 22, 120F+1] (see harmonicSpectrum) and s the timbre half
-// of the style [1, 128]. It returns the waveform [1, 600F].
-func (m *decoder) forward(asr, f0, nrg, har, s graph.Tensor) graph.Tensor {
-	return m.generator.forward(m.features(asr, f0, nrg, s), s, m.generator.sources(har, s))
-}
-
-// features is the decoder before its generator: the features [1, 512, 2F]
-// that the generator upsamples to audio.
+// features is the decoder before its generator: from asr [1, 512, F], f0
+// and nrg [1, 2F] and s the timbre half of the style [1, 128], the
+// features [1, 512, 2F] that the generator upsamples to audio. The whole
+// Decoder is generator.forward(features(asr, f0, nrg, s), s,
+// generator.sources(har, s)), with har the source spectrogram (see
+// harmonicSpectrum); Model.runDecoder runs the three as graphs of their
+// own.
 func (m *decoder) features(asr, f0, nrg, s graph.Tensor) graph.Tensor {
 	F0 := m.f0Conv.forward(f0.Unsqueeze(1)) // [1, 1, F]
 	N := m.nConv.forward(nrg.Unsqueeze(1))
