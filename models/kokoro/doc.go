@@ -67,8 +67,10 @@
 // ([graph.ConvOpts] BF16): AMX-BF16 tiles, five to eight times the float32
 // throughput, or AVX512_BF16's VDPBF16PS where there is no AMX (AMD Zen 4
 // and 5), about twice; the golden waveform figures stay within 0.003 (rel
-// L2) and 0.002 (Pearson) of the float32 ones. Graphs 1 and 2 stay float32: the predicted F0 drives the harmonic
-// source's phase, and durations must match the reference exactly.
+// L2) and 0.002 (Pearson) of the float32 ones. So do graph 2's energy
+// convolutions; graph 1 and the F0 branch stay float32: the predicted F0
+// drives the harmonic source's phase, and durations must match the
+// reference exactly.
 // [Model.Float32] runs everything in float32. [Model.Warm] pays the first-use
 // costs (weights packed for the GEMMs, folding) before the first request.
 //

@@ -7,8 +7,8 @@ import (
 
 // kmodel is KModel (hexgrad/kokoro model.py): the module tree, read from
 // the weights' root scope. Model runs it as three graphs (see the package
-// doc): durationStage and textEncoder.forward, prosodyStage, then
-// decoder.forward.
+// doc): durationStage and textEncoder.forward, prosodyStage, then the
+// decoder's features, its generator's sources and the generator.
 type kmodel struct {
 	bert        albert
 	bertEncoder linear // bert_encoder: 768 → 512
@@ -62,11 +62,12 @@ type stage2 struct {
 
 // prosodyStage aligns the text-stage features to frames by repeating each
 // phoneme's column dur[i] times (the 0/1 alignment matrix product of the
-// reference, done as a gather) and predicts F0 and energy.
-func (k *kmodel) prosodyStage(d, tEn, dur, style graph.Tensor, frames int) stage2 {
+// reference, done as a gather) and predicts F0 and energy (the energy's
+// convolutions in float32 too with float32).
+func (k *kmodel) prosodyStage(d, tEn, dur, style graph.Tensor, frames int, float32 bool) stage2 {
 	s := style.Slice(1, styleDim, 2*styleDim)
 	en := d.RepeatInterleave(dur, 1, frames)    // [1, F, 640]
 	asr := tEn.RepeatInterleave(dur, 2, frames) // [1, 512, F]
-	f0, nrg := k.predictor.f0n(en, s)
+	f0, nrg := k.predictor.f0n(en, s, float32)
 	return stage2{f0: f0, n: nrg, asr: asr}
 }
