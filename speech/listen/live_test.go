@@ -16,6 +16,7 @@ import (
 	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/models/whisper/wer"
 	"github.com/tensorforge/forge/stage"
+	"go.uber.org/goleak"
 )
 
 // paceBlock is the block a paced feed writes: 20 ms, as a WebSocket
@@ -515,6 +516,60 @@ func TestClampTimes(t *testing.T) {
 			}
 			if !slices.Equal(in, c.ids) {
 				t.Errorf("the tokens given were changed: %v", in)
+			}
+		})
+	}
+}
+
+// TestTranscribeLiveErrors: an error of the callback — at the first event,
+// or at the first Final while readings of the next utterance are in
+// flight — or the context ending stops a live run with that error and
+// leaves no goroutine.
+func TestTranscribeLiveErrors(t *testing.T) {
+	tr := needTiny(t)
+	clip := jfk(t)
+	errStop := errors.New("stop")
+	for _, c := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		emit func(Event) error
+		want error
+	}{
+		{name: "callback error", emit: func(Event) error { return errStop }, want: errStop},
+		{name: "callback error at a final", emit: func(e Event) error {
+			if e.Kind == Final {
+				return errStop
+			}
+			return nil
+		}, want: errStop},
+		// 20 ms: far less than jfk.wav's live readings take (see
+		// TestTranscribeErrors).
+		{name: "deadline", ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 20*time.Millisecond)
+		}, want: context.DeadlineExceeded},
+		{name: "cancelled before", ctx: func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}, want: context.Canceled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			ctx, cancel := context.WithCancel(context.Background())
+			if c.ctx != nil {
+				ctx, cancel = c.ctx()
+			}
+			defer cancel()
+			emit := c.emit
+			if emit == nil {
+				emit = func(Event) error { return nil }
+			}
+			in, err := PCM(clip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tr.TranscribeLive(ctx, in, Options{Language: "en"}, emit); !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
 			}
 		})
 	}
