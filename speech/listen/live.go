@@ -858,7 +858,12 @@ func (d *liveDecoder) read(ctx context.Context, it liveItem, emit stage.Emit[Eve
 		cost = 0
 	}
 	d.gate.release(it.ticket, cost)
-	if err != nil && it.ctx.Err() != nil && ctx.Err() == nil {
+	if err != nil && it.ctx.Err() != nil {
+		if ctx.Err() != nil {
+			// The run ends: its cause, not the cancellation of a reading
+			// that was giving way as the run's deadline passed.
+			return ctx.Err()
+		}
 		d.cancelled++ // given way to a Final
 		if it.kind == itemSpeculative {
 			d.lost = &it
