@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/tensorforge/forge/kernels"
@@ -41,6 +42,7 @@ func (b *Backend) lstm(s *kernels.Step, bufs []kernels.Buffer) error {
 		defer wg.Done()
 		shared.dir(1)
 	}()
+	runtime.Gosched() // another P starts at once (see gemm's team.parallel)
 	shared.dir(0)
 	wg.Wait()
 	return nil

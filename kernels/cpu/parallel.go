@@ -1,6 +1,9 @@
 package cpu
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // Kernels call split first and run their loop body directly when it says
 // no: a closure handed to goroutines must live on the heap, and the small
@@ -32,6 +35,7 @@ func (b *Backend) parallelFor(n, grain int, body func(lo, hi int)) {
 			body(lo, hi)
 		}(lo, min(lo+chunk, n))
 	}
+	runtime.Gosched() // another P starts at once (see gemm's team.parallel)
 	body(0, min(chunk, n))
 	wg.Wait()
 }

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -38,6 +39,12 @@ func (t *team) parallel(tasks, workers int) {
 		for i := 1; i < w; i++ {
 			go t.run()
 		}
+		// Give the new goroutine this P and go to the global queue: another
+		// P takes a goroutine from there at once, but steals one from a
+		// running P's next slot, where go put it, only after a pause (the
+		// runtime's usleep(3), some 80–100 µs with Linux's timer slack; a
+		// phase's second worker started that late on the 2-core EPYC).
+		runtime.Gosched()
 	}
 	t.loop(int(t.slot.Add(1) - 1))
 	t.wg.Wait()
