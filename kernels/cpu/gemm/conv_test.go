@@ -431,3 +431,39 @@ func TestBF16ConvPath(t *testing.T) {
 		t.Fatalf("HasBF16Conv %v disagrees with BF16ConvPath %q", HasBF16Conv(), path)
 	}
 }
+
+// TestBalancedBlock checks the convolution's column blocks with several
+// workers: Kokoro's 700- and 4201-frame generator convolutions and
+// Whisper's 3000 frames split into a multiple of the workers, every block
+// a multiple of the sliver width and at most convCols wide, and one worker
+// (or a single sliver) left to the default split.
+func TestBalancedBlock(t *testing.T) {
+	for _, tc := range []struct {
+		lout, nr, workers, want int
+	}{
+		{700, 32, 2, 192},
+		{4201, 32, 2, 192},
+		{3000, 32, 2, 256},
+		{858, 32, 2, 224},
+		{35, 32, 2, 32},
+		{700, 32, 1, 0},
+		{3, 32, 2, 0},
+	} {
+		if got := balancedBlock(tc.lout, tc.nr, tc.workers); got != tc.want {
+			t.Errorf("balancedBlock(%d, %d, %d) = %d, want %d", tc.lout, tc.nr, tc.workers, got, tc.want)
+		}
+	}
+	for _, nr := range []int{16, 32} {
+		for _, workers := range []int{2, 3, 4} {
+			for lout := 1; lout <= 5000; lout++ {
+				b := balancedBlock(lout, nr, workers)
+				if b == 0 {
+					continue
+				}
+				if b%nr != 0 || b > convCols || ceilDiv(lout, b)%workers != 0 {
+					t.Fatalf("balancedBlock(%d, %d, %d) = %d: %d blocks", lout, nr, workers, b, ceilDiv(lout, b))
+				}
+			}
+		}
+	}
+}
