@@ -481,3 +481,35 @@ func TestDefaultPathOnAVX512(t *testing.T) {
 		t.Errorf("FORGE_BLAS=on: Path() = %q, want the system BLAS", e.Path())
 	}
 }
+
+// TestShortMatchesBlocked holds a product with a packed B and at most
+// shortRows micro-panels of A (one parallel phase, see short) to the
+// blocked loop's sums, which an unpacked B takes: the same bits, for row
+// counts around the kernel's panel height and the shortRows bound, and
+// depths of one and several blocks.
+func TestShortMatchesBlocked(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	e, err := NewGo(0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := e.kern.mr
+	for _, tc := range []struct{ m, n, k int }{
+		{mr + 1, 96, 768},
+		{shortRows * mr, 768, 768},
+		{shortRows*mr - 5, 200, 2048},
+		{3, 50, 100},
+	} {
+		a := randSlice(r, tc.m*tc.k)
+		b := randSlice(r, tc.n*tc.k) // [n, k]: used transposed
+		pb := e.PackB(true, tc.k, tc.n, b, tc.k)
+		got, want := make([]float32, tc.m*tc.n), make([]float32, tc.m*tc.n)
+		e.SGEMMPackedB(false, tc.m, a, tc.k, pb, got, tc.n)
+		e.SGEMM(false, true, tc.m, tc.n, tc.k, 1, a, tc.k, b, tc.k, 0, want, tc.n)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d×%d×%d: C[%d] = %v packed, %v blocked", tc.m, tc.n, tc.k, i, got[i], want[i])
+			}
+		}
+	}
+}
