@@ -687,10 +687,14 @@ func (c *compiler) placeKernel(i int, n *node) {
 	}
 	if n.kop == kernels.OpMatMul || n.kop == kernels.OpAttention {
 		// Give the matrix operands the output's batch axes (broadcast by
-		// stride 0); attention's mask is not batched.
+		// stride 0); so too attention's mask if it has batch axes of its
+		// own (an [n, s] mask stays shared).
 		mats := 2
 		if n.kop == kernels.OpAttention {
 			mats = 3
+			if len(ins) > 3 && len(ins[3].v.Shape) > 2 {
+				mats = 4
+			}
 		}
 		batch := n.shape[:len(n.shape)-2]
 		for k := 0; k < mats; k++ {

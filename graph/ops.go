@@ -799,8 +799,10 @@ func (t Tensor) LinearQWith(w, scale, zeroPoint Tensor, opts LinearQOpts) Tensor
 // Attention returns softmax(q·kᵀ + mask)·v over the two trailing axes, for
 // q [..., n, d], k [..., s, d] and v [..., s, dv] (leading axes broadcast
 // as in MatMul; strided views such as heads split off a [s, heads·d]
-// projection are read in place) and an optional additive mask [n, s] (the
-// zero Tensor for none). Scale q beforehand. It is one kernel: each block
+// projection are read in place) and an optional additive mask (the zero
+// Tensor for none): [n, s] for every batch item, or [..., n, s] whose
+// leading axes broadcast to the batch's, so that each item of a batch of
+// sequences masks its own length. Scale q beforehand. It is one kernel: each block
 // of queries keeps its scores in cache between the two products, and the
 // [n, s] score matrix is never stored.
 func (q Tensor) Attention(k, v, mask Tensor) Tensor {
@@ -826,12 +828,18 @@ func (q Tensor) Attention(k, v, mask Tensor) Tensor {
 	if ks[len(ks)-1] != d || vs[len(vs)-2] != s {
 		return g.failf("attention", "q [.., n, d], k [.., s, d] and v [.., s, dv] do not fit: %s", shapesOf(q, k, v))
 	}
-	if mask.g != nil && !mask.Shape().Equal(Shape{n, s}) {
-		return g.failf("attention", "mask must be [%d, %d], got %v", n, s, mask.Shape())
+	ms := mask.Shape()
+	if mask.g != nil && !ms[len(ms)-2:].Equal(Shape{n, s}) {
+		return g.failf("attention", "mask must be [..., %d, %d], got %v", n, s, ms)
 	}
 	batch, err := Broadcast(qs[:len(qs)-2], ks[:len(ks)-2], vs[:len(vs)-2])
 	if err != nil {
 		return g.failf("attention", "batch axes of %s: %v", shapesOf(q, k, v), err)
+	}
+	if mask.g != nil {
+		if mb, err := Broadcast(batch, ms[:len(ms)-2]); err != nil || !mb.Equal(batch) {
+			return g.failf("attention", "mask %v does not broadcast to the batch axes %v of %s", ms, batch, shapesOf(q, k, v))
+		}
 	}
 	return g.kernelNode(kernels.OpAttention, nil, ins, append(batch.Clone(), n, vs[len(vs)-1]), F32)
 }

@@ -126,7 +126,9 @@ func (g *Graph) Assign(s *State, value Tensor, axis, start int) Tensor {
 // I32/I64 scalar computed at run time, such as a decoder's position) along
 // axis, in place, and returns the state's whole value after the write. It
 // is how a program reads a cache it has just appended to without copying
-// it: build the step once with the position as an input.
+// it: build the step once with the position as an input. start may also
+// hold one position per row of the axes before axis (row-major), so that
+// a batch of sequences appends each at its own length.
 //
 // The write happens when something computed from the returned tensor is
 // compiled. A graph may update a state once and must not also read it with
@@ -152,8 +154,9 @@ func (g *Graph) UpdateState(s *State, value Tensor, axis int, start Tensor) Tens
 			return g.failf("update_state", "value %v does not fit state %s %v along axis %d", v.shape, s.name, s.shape, a)
 		}
 	}
-	if d := start.DType(); (d != I32 && d != I64) || start.Shape().Len() != 1 {
-		return g.failf("update_state", "start must be one i32 or i64 value, got %s%v", d, start.Shape())
+	rows := s.shape[:a].Len()
+	if d, l := start.DType(), start.Shape().Len(); (d != I32 && d != I64) || (l != 1 && l != rows) {
+		return g.failf("update_state", "start must be one i32 or i64 value or one per row of the axes before %d (%d), got %s%v", a, rows, d, start.Shape())
 	}
 	return g.add(node{op: opUpdate, in: []uint32{value.id, start.id}, ints: []int{a}, state: s, shape: s.shape, dtype: s.dtype})
 }

@@ -61,15 +61,21 @@ const (
 	// OpAttention: In = q [..., n, d], k [..., s, d], v [..., s, dv]
 	// (batched over leading axes with broadcasting by stride 0, each
 	// trailing matrix with a unit stride in one axis, as OpMatMul's), then
-	// an optional additive mask [n, s]; Out = softmax(q·kᵀ + mask)·v
-	// [..., n, dv], the scores never leaving the kernel.
+	// an optional additive mask: [n, s] shared by every batch item, or
+	// [..., n, s] with the output's batch axes (stride 0 where shared; a
+	// mask per item lets a batch of sequences attend over lengths of their
+	// own); Out = softmax(q·kᵀ + mask)·v [..., n, dv], the scores never
+	// leaving the kernel.
 	OpAttention
-	// OpSliceUpdate: In = src, start (I32/I64, one value); Out[0] = the
+	// OpSliceUpdate: In = src, start (I32/I64: one value, or one per
+	// index of the axes before AxisAttr.Axis, row-major); Out[0] = the
 	// whole destination (a State), dense. Writes src into the destination
 	// at start along AxisAttr.Axis; every other element keeps its value, so
 	// the output is read-modify-write. src matches the destination except
-	// along that axis. A start that does not fit is an error where the
-	// backend can report one; no backend writes outside the window.
+	// along that axis. Starts per outer index let a batch of sequences
+	// append to caches at positions of their own. A start that does not
+	// fit is an error where the backend can report one; no backend writes
+	// outside the window.
 	OpSliceUpdate
 	opCount
 )

@@ -55,10 +55,17 @@ func (b *Backend) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	if err != nil {
 		return fmt.Errorf("cpu: attention v: %w", err)
 	}
+	// The mask's [n, s] rows are dense (the graph copies it so); a mask
+	// with batch axes moves by its batch strides.
 	var mask []float32
+	var mv kernels.View
 	if len(s.In) > 3 {
-		mv := s.In[3]
-		mask = f32s(bufs, mv)[mv.Offset : mv.Offset+n*keys]
+		mv = s.In[3]
+		mr := len(mv.Shape)
+		if (mr != 2 && mr != r) || mv.Shape[mr-2] != n || mv.Shape[mr-1] != keys || mv.Strides[mr-2] != keys || mv.Strides[mr-1] != 1 {
+			return fmt.Errorf("cpu: attention: mask %v (strides %v) is not [n, s] rows of %d×%d, dense", mv.Shape, mv.Strides, n, keys)
+		}
+		mask = f32s(bufs, mv)
 	}
 	q, k, v, o := f32s(bufs, qv), f32s(bufs, kv), f32s(bufs, vv), f32s(bufs, out)
 	blk := attnScoreFloats / max(keys, 1)
@@ -67,17 +74,21 @@ func (b *Backend) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	blk = max(1, min(n, blk))
 	blocks := (n + blk - 1) / blk
-	// offsets returns the element offsets of batch item i in q, k and v.
-	offsets := func(i int) (int, int, int) {
-		qo, ko, vo := qv.Offset, kv.Offset, vv.Offset
+	// offsets returns the element offsets of batch item i in q, k, v and
+	// the mask.
+	offsets := func(i int) (int, int, int, int) {
+		qo, ko, vo, mo := qv.Offset, kv.Offset, vv.Offset, mv.Offset
 		for a := r - 3; a >= 0; a-- {
 			x := i % out.Shape[a]
 			i /= out.Shape[a]
 			qo += x * qv.Strides[a]
 			ko += x * kv.Strides[a]
 			vo += x * vv.Strides[a]
+			if len(mv.Shape) == r {
+				mo += x * mv.Strides[a]
+			}
 		}
-		return qo, ko, vo
+		return qo, ko, vo, mo
 	}
 	// A row-major q block starts i0 rows down; a transposed one i0 columns.
 	qRow := ldq
@@ -94,14 +105,14 @@ func (b *Backend) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		for t := lo; t < hi; t++ {
 			item, i0 := t/blocks, (t%blocks)*blk
 			m := min(blk, n-i0)
-			qo, ko, vo := offsets(item)
+			qo, ko, vo, mo := offsets(item)
 			sm := sc[:m*keys]
 			// S = Q·Kᵀ: k stored [keys, d] row-major is Kᵀ transposed.
 			e.SGEMM(tq, !tk, m, keys, d, 1, q[qo+i0*qRow:], ldq, k[ko:], ldk, 0, sm, keys)
 			for row := range m {
 				x := sm[row*keys : (row+1)*keys]
 				if mask != nil {
-					mr := mask[(i0+row)*keys : (i0+row+1)*keys]
+					mr := mask[mo+(i0+row)*keys : mo+(i0+row+1)*keys]
 					for j := range x {
 						x[j] += mr[j]
 					}

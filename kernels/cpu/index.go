@@ -61,15 +61,23 @@ func (b *Backend) sliceUpdate(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	outer, dim, inner := splitAxis(dv.Shape, a.Axis)
 	n := sv.Shape[a.Axis]
-	start := indexAt(bufs, iv, 0)
-	if start < 0 || start+int64(n) > int64(dim) {
-		return fmt.Errorf("cpu: slice_update: %d elements at %d do not fit axis %d of extent %d", n, start, a.Axis, dim)
+	starts := iv.Len()
+	if starts != 1 && starts != outer {
+		return fmt.Errorf("cpu: slice_update: %d starts for %d rows (want 1 or one per row)", starts, outer)
+	}
+	// Every start is checked before anything is written, so a bad one
+	// leaves the state as it was.
+	for i := range starts {
+		if start := indexAt(bufs, iv, i); start < 0 || start+int64(n) > int64(dim) {
+			return fmt.Errorf("cpu: slice_update: %d elements at %d do not fit axis %d of extent %d", n, start, a.Axis, dim)
+		}
 	}
 	es := dv.DType.Size()
 	run := n * inner * es
 	src := bytesOf(bufs, sv)[sv.Offset*es:]
 	dst := bytesOf(bufs, dv)[dv.Offset*es:]
 	for o := 0; o < outer; o++ {
+		start := indexAt(bufs, iv, min(o, starts-1))
 		to := (o*dim + int(start)) * inner * es
 		copy(dst[to:to+run], src[o*run:(o+1)*run])
 	}

@@ -87,8 +87,9 @@ extern "C" __global__ void forge_group_norm(const float* x, const float* w, cons
 
 // AttnArgs describes softmax(q·kᵀ + mask)·v over batched strided matrices:
 // q [n, d], k [s, d], v [s, dv] per batch element, out [n, dv] dense, mask
-// [n, s] (optional) shared by the batch. Batch coordinates come from up to
-// four batch axes; each operand has its own (possibly zero) batch strides.
+// [n, s] (optional; its batch strides mb are zero where the batch shares
+// it). Batch coordinates come from up to four batch axes; each operand has
+// its own (possibly zero) batch strides.
 // Field order keeps the 8-byte fields first so the Go side lays it out
 // without padding.
 struct AttnArgs {
@@ -98,7 +99,7 @@ struct AttnArgs {
 	const float* mask;
 	float* o;
 	float* part; // forge_attention_rows with splits > 1: [batch·n][splits][dv + 2] partial results
-	i64 qb[4], kb[4], vb[4], ob[4];
+	i64 qb[4], kb[4], vb[4], ob[4], mb[4];
 	i64 qr, qc, kr, kc, vr, vc, mr, mc;
 	int bshape[4];
 	int n, s, d, dv;
@@ -110,9 +111,11 @@ struct AttnArgs {
 #define ATT_TILE 32
 #define ATT_MAXD 128
 
-// batch_offsets turns a block's batch index into each operand's offset.
-__device__ __forceinline__ void batch_offsets(const AttnArgs& a, i64 bi, i64* qo, i64* ko, i64* vo, i64* oo) {
+// batch_offsets turns a block's batch index into each operand's offset
+// and returns the batch element's mask (null for none).
+__device__ __forceinline__ const float* batch_offsets(const AttnArgs& a, i64 bi, i64* qo, i64* ko, i64* vo, i64* oo) {
 	*qo = *ko = *vo = *oo = 0;
+	i64 mo = 0;
 	for (int t = a.nb - 1; t >= 0; t--) {
 		i64 c = bi % a.bshape[t];
 		bi /= a.bshape[t];
@@ -120,7 +123,9 @@ __device__ __forceinline__ void batch_offsets(const AttnArgs& a, i64 bi, i64* qo
 		*ko += c * a.kb[t];
 		*vo += c * a.vb[t];
 		*oo += c * a.ob[t];
+		mo += c * a.mb[t];
 	}
+	return a.mask ? a.mask + mo : nullptr;
 }
 
 // forge_attention: grid (ceil(n / (ATT_WARPS·ATT_ROWS)), batch), ATT_WARPS
@@ -140,7 +145,7 @@ extern "C" __global__ void forge_attention(AttnArgs a) {
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int row0 = (blockIdx.x * ATT_WARPS + warp) * ATT_ROWS;
 	i64 qo, ko, vo, oo;
-	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	for (int r = 0; r < ATT_ROWS; r++) {
 		int row = row0 + r;
 		for (int c = lane; c < a.d; c += 32)
@@ -181,7 +186,7 @@ extern "C" __global__ void forge_attention(AttnArgs a) {
 			if (lane < tk) {
 				float dot = 0;
 				for (int c = 0; c < a.d; c++) dot = fmaf(qr[c], ks[lane * d1 + c], dot);
-				if (a.mask && row0 + r < a.n) dot += a.mask[(row0 + r) * a.mr + (i64)(k0 + lane) * a.mc];
+				if (mask && row0 + r < a.n) dot += mask[(row0 + r) * a.mr + (i64)(k0 + lane) * a.mc];
 				sc = dot;
 			}
 			float mn = fmaxf(m[r], warp_max(sc));
@@ -229,7 +234,7 @@ extern "C" __global__ void forge_attention_rows(AttnArgs a) {
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int row = blockIdx.x;
 	i64 qo, ko, vo, oo;
-	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	int per = (a.s + a.splits - 1) / a.splits;
 	per = (per + ATT_TILE - 1) / ATT_TILE * ATT_TILE;
 	int kbeg = blockIdx.z * per, kend = min(a.s, kbeg + per);
@@ -247,7 +252,7 @@ extern "C" __global__ void forge_attention_rows(AttnArgs a) {
 			float dot = 0;
 #pragma unroll 8
 			for (int c = 0; c < a.d; c++) dot = fmaf(q[c], kr[(i64)c * a.kc], dot);
-			if (a.mask) dot += a.mask[row * a.mr + (i64)(k0 + lane) * a.mc];
+			if (mask) dot += mask[row * a.mr + (i64)(k0 + lane) * a.mc];
 			sc = dot;
 		}
 		float mn = fmaxf(m, warp_max(sc));
@@ -315,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_dec
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int row = blockIdx.x;
 	i64 qo, ko, vo, oo;
-	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	int per = (a.s + a.splits - 1) / a.splits;
 	per = (per + 31) / 32 * 32;
 	int kbeg = blockIdx.z * per, kend = min(a.s, kbeg + per);
@@ -345,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_dec
 #pragma unroll
 			for (int c = 0; c < DEC_D; c++) kv[c] = kp[(i64)c * a.kc];
 		}
-		float dot = a.mask ? a.mask[row * a.mr + (i64)(live ? key : k0) * a.mc] : 0.f;
+		float dot = mask ? mask[row * a.mr + (i64)(live ? key : k0) * a.mc] : 0.f;
 		float dots[4] = {0, 0, 0, 0};
 #pragma unroll
 		for (int c = 0; c < DEC_D; c++) dots[c & 3] = fmaf(q[c], kv[c], dots[c & 3]);
@@ -514,17 +519,19 @@ extern "C" __global__ void forge_gather(const char* data, const void* idx, int i
 }
 
 // forge_slice_update: dst [outer, dim, inner] gets src [outer, n, inner]
-// at start along the middle axis; a start that does not fit sets error 2.
-extern "C" __global__ void forge_slice_update(const char* src, const void* start, int start64, char* dst, i64 outer, int dim, int n, i64 inner, int es, int* err) {
+// at a start along the middle axis, one for all rows (starts = 1) or one
+// per outer row; a start that does not fit sets error 2 and writes nothing
+// in its row.
+extern "C" __global__ void forge_slice_update(const char* src, const void* start, int start64, int starts, char* dst, i64 outer, int dim, int n, i64 inner, int es, int* err) {
 	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
 	i64 total = outer * n * inner;
 	if (e >= total) return;
-	i64 s0 = index_at(start, start64, 0);
+	i64 in = e % inner, j = (e / inner) % n, o = e / (inner * n);
+	i64 s0 = index_at(start, start64, starts == 1 ? 0 : o);
 	if (s0 < 0 || s0 + n > dim) {
 		fail(err, 2);
 		return;
 	}
-	i64 in = e % inner, j = (e / inner) % n, o = e / (inner * n);
 	copy_elem(dst + ((o * dim + s0 + j) * inner + in) * es, src + e * es, es);
 }
 
@@ -1063,7 +1070,7 @@ __device__ __forceinline__ void tc_convert_tile(unsigned short* kt, int ks, unsi
 // value tile vT (vs halves per column).
 template <int NT>
 __device__ __forceinline__ void tc_tile(float (&o)[8][4], float (&m)[2], float (&l)[2], const unsigned (&qa)[4][4],
-	const unsigned short* kt, int ks, const unsigned short* vT, int vs, const AttnArgs& a, int row0, int k0, int tk, int g, int q4, int bf16) {
+	const unsigned short* kt, int ks, const unsigned short* vT, int vs, const AttnArgs& a, const float* mask, int row0, int k0, int tk, int g, int q4, int bf16) {
 	float sc[NT][4];
 	for (int j = 0; j < NT; j++) {
 		for (int t = 0; t < 4; t++) sc[j][t] = 0;
@@ -1081,7 +1088,7 @@ __device__ __forceinline__ void tc_tile(float (&o)[8][4], float (&m)[2], float (
 			int r = row0 + g + 8 * h;
 			float v = sc[j][t];
 			if (key >= tk) v = -FINF;
-			else if (a.mask && r < a.n) v += a.mask[r * a.mr + (i64)(k0 + key) * a.mc];
+			else if (mask && r < a.n) v += mask[r * a.mr + (i64)(k0 + key) * a.mc];
 			sc[j][t] = v;
 			mx[h] = fmaxf(mx[h], v);
 		}
@@ -1143,7 +1150,7 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 	int g = lane >> 2, q4 = lane & 3;
 	int row0 = blockIdx.x * TQ_ROWS + warp * 16;
 	i64 qo, ko, vo, oo;
-	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	unsigned qa[4][4];
 	tc_load_q(qa, a, qo, row0, g, q4, bf16);
 	float o[8][4];
@@ -1185,7 +1192,7 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 		}
 		__syncthreads();
 		if (vec && k0 + TQ_KEYS < a.s) fetch(k0 + TQ_KEYS);
-		tc_tile<8>(o, m, l, qa, kt, TQ_KS, vT, TQ_VS, a, row0, k0, tk, g, q4, bf16);
+		tc_tile<8>(o, m, l, qa, kt, TQ_KS, vT, TQ_VS, a, mask, row0, k0, tk, g, q4, bf16);
 	}
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) {
@@ -1211,7 +1218,7 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 	unsigned short* kt = (unsigned short*)smem + warp * (TC_KEYS * TC_KS + TC_D * TC_VS);
 	unsigned short* vT = kt + TC_KEYS * TC_KS;
 	i64 qo, ko, vo, oo;
-	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	// Q fragments for the four k-steps over d (A operand, row-major).
 	unsigned qa[4][4];
 	tc_load_q(qa, a, qo, row0, g, q4, bf16);
@@ -1225,7 +1232,7 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 		// The warp's tile, converted as it loads.
 		tc_convert_tile(kt, TC_KS, vT, TC_VS, a, ko, vo, k0, tk, TC_KEYS, lane, 32, bf16);
 		__syncwarp();
-		tc_tile<4>(o, m, l, qa, kt, TC_KS, vT, TC_VS, a, row0, k0, tk, g, q4, bf16);
+		tc_tile<4>(o, m, l, qa, kt, TC_KS, vT, TC_VS, a, mask, row0, k0, tk, g, q4, bf16);
 	}
 	// Combine the four warps' partial rows: (max, sum, output) per row.
 	__syncthreads();

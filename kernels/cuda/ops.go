@@ -114,11 +114,14 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		ax := s.Attr.(kernels.AxisAttr).Axis
 		outer, dim, inner := splitAxis(dst.Shape, ax)
 		n := src.Shape[ax]
+		if start.Len() != 1 && start.Len() != outer {
+			return fmt.Errorf("cuda: slice_update: %d starts for %d rows (want 1 or one per row)", start.Len(), outer)
+		}
 		total := int64(outer * n * inner)
 		if total == 0 {
 			return nil
 		}
-		return q.run("forge_slice_update", blocks(total, 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, src)).Ptr(ptr(bufs, start)).I32(b2i(start.DType == kernels.I64)).Ptr(ptr(bufs, dst)).I64(int64(outer)).I32(int32(dim)).I32(int32(n)).I64(int64(inner)).I32(int32(dst.DType.Size())).Ptr(q.errDev))
+		return q.run("forge_slice_update", blocks(total, 256), 256, 0, q.args.Reset().Ptr(ptr(bufs, src)).Ptr(ptr(bufs, start)).I32(b2i(start.DType == kernels.I64)).I32(int32(start.Len())).Ptr(ptr(bufs, dst)).I64(int64(outer)).I32(int32(dim)).I32(int32(n)).I64(int64(inner)).I32(int32(dst.DType.Size())).Ptr(q.errDev))
 	case kernels.OpRepeatInterleave:
 		x, c, y := s.In[0], s.In[1], s.Out[0]
 		ax := s.Attr.(kernels.AxisAttr).Axis
@@ -253,7 +256,7 @@ func decSplits(rows, keys int) int {
 // attnArgs mirrors kernels.cu's AttnArgs.
 type attnArgs struct {
 	q, k, v, mask, o, part         uint64
-	qb, kb, vb, ob                 [4]int64
+	qb, kb, vb, ob, mb             [4]int64
 	qr, qc, kr, kc, vr, vc, mr, mc int64
 	bshape                         [4]int32
 	n, s, d, dv                    int32
@@ -272,10 +275,15 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		kr: int64(kv.Strides[r-2]), kc: int64(kv.Strides[r-1]),
 		vr: int64(vv.Strides[r-2]), vc: int64(vv.Strides[r-1]),
 	}
+	var m kernels.View
 	if len(s.In) > 3 {
-		m := s.In[3]
+		m = s.In[3]
+		mr := len(m.Shape)
+		if mr != 2 && mr != r {
+			return fmt.Errorf("cuda: attention: mask %v for a rank-%d output", m.Shape, r)
+		}
 		a.mask = uint64(ptr(bufs, m))
-		a.mr, a.mc = int64(m.Strides[0]), int64(m.Strides[1])
+		a.mr, a.mc = int64(m.Strides[mr-2]), int64(m.Strides[mr-1])
 	}
 	batch := 1
 	nb := r - 2
@@ -283,6 +291,9 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		j := i + 4 - nb // right-align the batch axes in the four slots
 		a.bshape[j] = int32(qv.Shape[i])
 		a.qb[j], a.kb[j], a.vb[j], a.ob[j] = int64(qv.Strides[i]), int64(kv.Strides[i]), int64(vv.Strides[i]), int64(out.Strides[i])
+		if len(m.Shape) == r {
+			a.mb[j] = int64(m.Strides[i])
+		}
 		batch *= qv.Shape[i]
 	}
 	for j := 0; j < 4-nb; j++ {

@@ -33,7 +33,7 @@ func (b *Backend) Supports(s *kernels.Step) bool {
 			return false
 		}
 		r := len(s.In[0].Shape)
-		return s.In[0].Shape[r-1] <= 128 && s.In[2].Shape[r-1] <= 128 && (len(s.In) < 4 || len(s.In[3].Shape) == 2)
+		return s.In[0].Shape[r-1] <= 128 && s.In[2].Shape[r-1] <= 128 && (len(s.In) < 4 || len(s.In[3].Shape) == 2 || len(s.In[3].Shape) == r)
 	case kernels.OpLinearQ:
 		w := s.In[1]
 		return s.In[0].DType == kernels.F32 && (w.DType == kernels.U8 || w.DType == kernels.I8) && len(s.In[0].Shape) == 2

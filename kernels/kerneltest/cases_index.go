@@ -241,18 +241,32 @@ func linearQCases(rng *rand.Rand) []*kcase {
 
 func sliceUpdateCases(rng *rand.Rand) []*kcase {
 	var cs []*kcase
-	for range 10 {
+	for i := range 14 {
 		shape := randShape(rng, 1, 4, 6)
 		axis := rng.IntN(len(shape))
+		if i >= 10 { // a start per row: a batch of caches, each at its own length
+			axis = max(axis, 1)
+			shape = append([]int{2 + rng.IntN(3)}, shape...)
+		}
 		dt, dst := anyValues(rng, shape...)
 		sshape := slices.Clone(shape)
 		sshape[axis] = 1 + rng.IntN(shape[axis])
 		src := randValues(rng, dt, -100, 100, sshape...)
 		sdt := []kernels.DType{kernels.I32, kernels.I64}[rng.IntN(2)]
-		start := rng.IntN(shape[axis] - sshape[axis] + 1)
+		rows := 1
+		for _, x := range shape[:axis] {
+			rows *= x
+		}
+		starts := ND{Shape: scalarShape(rng), Data: []float64{float64(rng.IntN(shape[axis] - sshape[axis] + 1))}}
+		if i >= 10 {
+			starts = NewND(rows)
+			for r := range starts.Data {
+				starts.Data[r] = float64(rng.IntN(shape[axis] - sshape[axis] + 1))
+			}
+		}
 		attr := kernels.AxisAttr{Axis: axis}
-		c := &kcase{group: "slice_update", name: fmt.Sprintf("axis %d, %d at %d of %d", axis, sshape[axis], start, shape[axis]), step: kernels.Step{Attr: attr}}
-		c.in = []*operand{in(rng, dt, src, false), in(rng, sdt, ND{Shape: scalarShape(rng), Data: []float64{float64(start)}}, false)}
+		c := &kcase{group: "slice_update", name: fmt.Sprintf("axis %d, %d at %v of %d", axis, sshape[axis], starts.Data, shape[axis]), step: kernels.Step{Attr: attr}}
+		c.in = []*operand{in(rng, dt, src, false), in(rng, sdt, starts, false)}
 		out := newOperand(rng, dt, dst, dense, nil) // the state: every element outside the window keeps its value
 		out.init = true
 		c.out = []*operand{out}
@@ -261,7 +275,8 @@ func sliceUpdateCases(rng *rand.Rand) []*kcase {
 			want := dst.Clone()
 			for i := range in[0].Data {
 				idx := Unravel(i, sshape)
-				idx[axis] += start
+				row := numelIndex(idx[:axis], shape[:axis])
+				idx[axis] += int(starts.Data[min(row, len(starts.Data)-1)])
 				want.Data[numelIndex(idx, shape)] = in[0].Data[i]
 			}
 			return []ND{want}

@@ -243,6 +243,22 @@ func attentionCases(rng *rand.Rand) []*kcase {
 			c.in = append(c.in, in(rng, kernels.F32, mask, false))
 			c.name += ", causal mask"
 		}
+		if i == 2 || i == 4 || i == 6 {
+			// A mask per batch item (a batch of sequences of their own
+			// lengths): item b sees the first 1 + (b·7 mod s) keys; some
+			// batch axes share it by stride 0.
+			full := append(slices.Clone(batch), n, s)
+			bc := broadcastAxes(rng, batch, 0)
+			mask := NewND(full...)
+			for e := range mask.Data {
+				b, j := e/(n*s), e%s
+				if j > (b*7)%s {
+					mask.Data[e] = -math.MaxFloat32
+				}
+			}
+			c.in = append(c.in, newOperand(rng, kernels.F32, expand(mask, bc), dense, bc))
+			c.name += ", mask per item"
+		}
 		c.out = []*operand{outOperand(rng, kernels.F32, append(slices.Clone(batch), n, dv), dense)}
 		c.tol = []tolerance{tolGEMM}
 		c.ref = func(in []ND) []ND { return []ND{Attention(in[0], in[1], in[2], optional(in, 3))} }

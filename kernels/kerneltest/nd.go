@@ -393,15 +393,14 @@ func MatMul(a, b ND, ta, tb bool) ND {
 }
 
 // Attention is softmax(q·kᵀ + mask)·v for q [B..., n, d], k [B..., s, d],
-// v [B..., s, dv] (equal batch axes) and mask [n, s] (empty Data for
-// none).
+// v [B..., s, dv] (equal batch axes) and mask [n, s] or [B..., n, s]
+// (empty Data for none).
 func Attention(q, k, v, mask ND) ND {
 	r := len(q.Shape)
 	s := MatMul(q, k, false, true)
-	n, keys := q.Shape[r-2], k.Shape[r-2]
 	if len(mask.Data) > 0 {
 		for i := range s.Data {
-			s.Data[i] += mask.Data[i%(n*keys)]
+			s.Data[i] += mask.Data[i%len(mask.Data)]
 		}
 	}
 	return MatMul(Softmax(s, r-1, false), v, false, false)

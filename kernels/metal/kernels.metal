@@ -128,7 +128,7 @@ kernel void fk_matmul(constant fk_matmul_params& p [[buffer(0)]],
 // tid < dv per thread. The scores never leave the threadgroup. d, dv <= 128.
 struct fk_attention_params {
   long n, s, d, dv, batch, nb;
-  long bshape[4], q_bs[4], k_bs[4], v_bs[4];
+  long bshape[4], q_bs[4], k_bs[4], v_bs[4], m_bs[4];
   long q_rs, q_cs, k_rs, k_cs, v_rs, v_cs, q_off, k_off, v_off, out_off, has_mask, mask_off;
 };
 kernel void fk_attention(constant fk_attention_params& p [[buffer(0)]],
@@ -146,13 +146,14 @@ kernel void fk_attention(constant fk_attention_params& p [[buffer(0)]],
   const long rows = p.batch * p.n;
   for (long r = group; r < rows; r += ngroups) {
     const long bi = r / p.n, i = r % p.n;
-    long qo = p.q_off, ko = p.k_off, vo = p.v_off, x = bi;
+    long qo = p.q_off, ko = p.k_off, vo = p.v_off, mo = p.mask_off, x = bi;
     for (long d = p.nb - 1; d >= 0; d--) {
       const long c = x % p.bshape[d];
       x /= p.bshape[d];
       qo += c * p.q_bs[d];
       ko += c * p.k_bs[d];
       vo += c * p.v_bs[d];
+      mo += c * p.m_bs[d];
     }
     for (long e = tid; e < p.d; e += FK_THREADS) qs[e] = q[qo + i * p.q_rs + e * p.q_cs];
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -163,7 +164,7 @@ kernel void fk_attention(constant fk_attention_params& p [[buffer(0)]],
       if (j < p.s) {
         float dot = 0.0f;
         for (long e = 0; e < p.d; e++) dot += qs[e] * k[ko + j * p.k_rs + e * p.k_cs];
-        if (p.has_mask != 0) dot += mask[p.mask_off + i * p.s + j];
+        if (p.has_mask != 0) dot += mask[mo + i * p.s + j];
         sc = dot;
       }
       float tmax;
@@ -434,10 +435,11 @@ kernel void fk_gather(constant fk_gather_params& p [[buffer(0)]],
 
 // ---------------------------------------------------------------------------
 // Slice update of a dense state: dst[o, start + j, :] = src[o, j, :] along
-// an axis, start read from device memory (an i32 or i64); a start that
-// does not fit writes nothing.
+// an axis, start read from device memory (an i32 or i64; one for every row
+// o, or one per row when per_row); a start that does not fit writes
+// nothing in its row.
 struct fk_slice_update_params {
-  long outer, dim, n, inner, es, src_off, dst_off, start_off, start64;
+  long outer, dim, n, inner, es, src_off, dst_off, start_off, start64, per_row;
 };
 kernel void fk_slice_update(constant fk_slice_update_params& p [[buffer(0)]],
                             uint tid [[thread_position_in_threadgroup]],
@@ -446,11 +448,12 @@ kernel void fk_slice_update(constant fk_slice_update_params& p [[buffer(0)]],
                             device uchar* dst [[buffer(1)]],
                             device const uchar* src [[buffer(2)]],
                             device const uchar* start [[buffer(3)]]) {
-  const long st = p.start64 != 0 ? ((device const long*)start)[p.start_off] : (long)((device const int*)start)[p.start_off];
-  if (st < 0 || st + p.n > p.dim) return;
   const long run = p.n * p.inner * p.es, total = p.outer * run;
   for (long o = (long)group * FK_THREADS + tid; o < total; o += (long)ngroups * FK_THREADS) {
     const long ou = o / run, w = o % run;
+    const long si = p.start_off + (p.per_row != 0 ? ou : 0);
+    const long st = p.start64 != 0 ? ((device const long*)start)[si] : (long)((device const int*)start)[si];
+    if (st < 0 || st + p.n > p.dim) continue;
     dst[p.dst_off * p.es + (ou * p.dim + st) * p.inner * p.es + w] = src[p.src_off * p.es + o];
   }
 }

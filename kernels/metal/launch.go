@@ -252,16 +252,23 @@ func prepAttention(s *kernels.Step, l *launch) (int, error) {
 	if d > 128 || dv > fixedThreads {
 		return 0, fmt.Errorf("head sizes %d and %d (at most 128)", d, dv)
 	}
-	mask := q
+	// A mask's [n, s] rows are dense; its batch strides (zero for an [n, s]
+	// mask the batch shares) follow q's, k's and v's.
+	mask := kernels.View{Slot: q.Slot, Shape: q.Shape, Strides: make([]int, r)}
 	if len(s.In) > 3 {
-		mask = s.In[3]
-		if len(mask.Shape) != 2 || !dense(mask) {
-			return 0, errors.New("wants a dense [n, s] mask")
+		m := s.In[3]
+		mr := len(m.Shape)
+		if (mr != 2 && mr != r) || m.Strides[mr-2] != keys || m.Strides[mr-1] != 1 {
+			return 0, errors.New("wants a mask of dense [n, s] rows, [n, s] or with the output's batch axes")
+		}
+		mask = m
+		if mr == 2 {
+			mask.Shape, mask.Strides = out.Shape, append(make([]int, r-2), m.Strides...)
 		}
 	}
 	var p paramBlock
 	p.ints(n, keys, d, dv)
-	if _, err := batchAxes(&p, out, q, k, v); err != nil {
+	if _, err := batchAxes(&p, out, q, k, v, mask); err != nil {
 		return 0, err
 	}
 	p.ints(q.Strides[r-2], q.Strides[r-1], k.Strides[r-2], k.Strides[r-1], v.Strides[r-2], v.Strides[r-1],
@@ -431,9 +438,12 @@ func prepSliceUpdate(s *kernels.Step, l *launch) (int, error) {
 	if err != nil || len(src.Shape) != len(dst.Shape) {
 		return 0, fmt.Errorf("src and destination ranks differ (%v)", err)
 	}
+	if start.Len() != 1 && start.Len() != outer {
+		return 0, fmt.Errorf("%d starts for %d rows (want 1 or one per row)", start.Len(), outer)
+	}
 	n, es := src.Shape[a.Axis], dst.DType.Size()
 	var p paramBlock
-	p.ints(outer, dim, n, inner, es, src.Offset, dst.Offset, start.Offset, b2i(start.DType == kernels.I64))
+	p.ints(outer, dim, n, inner, es, src.Offset, dst.Offset, start.Offset, b2i(start.DType == kernels.I64), b2i(start.Len() > 1))
 	l.params = p.bytes()
 	l.slots = []int{dst.Slot, src.Slot, start.Slot}
 	return (outer*n*inner*es + fixedThreads - 1) / fixedThreads, nil
