@@ -78,12 +78,17 @@ func (m *attention) forwardCross(a arith, x graph.Tensor, keys, values *graph.St
 const maskValue = -3.4028234663852886e38
 
 // causalMask is the additive mask [n, cols] that lets query i (at position
-// positions[i]) see columns 0 … positions[i].
+// positions[i]) see columns 0 … positions[i]; for positions [B, n] (each
+// sequence of a batch at its own length) it is [B, 1, n, cols], shared by
+// the heads.
 func causalMask(positions graph.Tensor, cols int) graph.Tensor {
 	g := positions.Graph()
-	n := positions.Dim(0)
 	c := g.Arange(0, 1, cols, graph.I64).Reshape(1, cols)
-	return graph.Where(c.Le(positions.Reshape(n, 1)), g.Scalar(0, graph.F32), g.Scalar(maskValue, graph.F32))
+	at := positions.Unsqueeze(-1) // [..., n, 1]
+	if positions.Rank() == 2 {
+		at = at.Unsqueeze(1) // [B, 1, n, 1]
+	}
+	return graph.Where(c.Le(at), g.Scalar(0, graph.F32), g.Scalar(maskValue, graph.F32))
 }
 
 // splitHeads views x [..., s, heads·dh] as [..., heads, s, dh] (strided, no

@@ -33,6 +33,19 @@ type Audio struct {
 	buf    []float32
 	first  *Window // a window at frame 0 encoded ahead of time (Prepare, TranscribeMany)
 	firstF int     // the frames first encodes
+	batch  *Batch  // where its windows' greedy steps run (UseBatch)
+}
+
+// UseBatch makes the greedy decoder steps of the windows a hands out run
+// in b, batched with other recordings' (see Batch); nil makes them run
+// alone.
+func (a *Audio) UseBatch(b *Batch) {
+	a.batch = b
+	for _, w := range []*Window{a.win, a.first} {
+		if w != nil {
+			w.UseBatch(b)
+		}
+	}
 }
 
 var _ decode.PaddedAudio = (*Audio)(nil)
@@ -128,6 +141,7 @@ func (a *Audio) Encode(ctx context.Context, seek, frames int) (decode.Decoder, e
 			return nil, err
 		}
 	}
+	w.UseBatch(a.batch)
 	a.win = w
 	return w, nil
 }
@@ -151,6 +165,7 @@ func (a *Audio) EncodePadded(ctx context.Context, seek, frames int) (decode.Deco
 	if err != nil {
 		return nil, err
 	}
+	w.UseBatch(a.batch)
 	a.win = w
 	return w, nil
 }

@@ -63,13 +63,14 @@ func (d *decoder) crossAttentions() []*attention {
 // the self-attention keys and values go, and an optional probe of the
 // cross-attention (see attention.forwardCross).
 type decoderPass struct {
-	crossK, crossV []*graph.State // per layer: [heads, dh, 1500]
+	crossK, crossV []*graph.State // per layer: [heads, dh, 1500], or [B, heads, dh, 1500] for a batch of windows
 	kv             *selfKV        // nil: attend over the tokens given only
 	probe          func(layer int, qh, kT graph.Tensor)
 }
 
-// forward embeds ids [B, n] at positions [n] (I64), runs the layers, each
-// query i seeing the first positions[i]+1 of cols attended positions, and
+// forward embeds ids [B, n] at positions [n] (I64), or [B, n] when the
+// B sequences stand at lengths of their own (a Batch), runs the layers,
+// each query seeing the attended positions up to its own of cols, and
 // returns the final normalised states [B, n, d].
 func (d *decoder) forward(a arith, ids, positions graph.Tensor, cols int, p decoderPass) graph.Tensor {
 	g := ids.Graph()
@@ -100,9 +101,10 @@ func (d *decoder) logits(a arith, x graph.Tensor) graph.Tensor {
 }
 
 // selfKV appends a step's self-attention keys and values to a window's
-// caches (per layer [beams, 448, d]) at the position pos (an I64 input) and
-// returns the first length positions, which the step attends over. A nil
-// selfKV returns them as they are.
+// caches (per layer [beams, 448, d]) at the position pos (an I64 input: one
+// for all rows, or one per row of a Batch) and returns the first length
+// positions, which the step attends over. A nil selfKV returns them as they
+// are.
 type selfKV struct {
 	k, v   []*graph.State
 	pos    graph.Tensor

@@ -174,12 +174,14 @@ func (m *Model) Transcribe(ctx context.Context, samples []float32, opts decode.T
 
 // TranscribeMany transcribes several recordings at once: the first window
 // of every recording is encoded in one batched pass (EncodeBatch; f32
-// models), then each recording is decoded on its own goroutine, so on a
-// GPU their decoder steps run concurrently on separate queues. With
+// models), then each recording is decoded on its own goroutine, their
+// greedy decoder steps batched into one program per token for all of them
+// (a Batch of up to MaxBatch sequences, each at its own length). With
 // RealLength the first windows are batched by length bucket, one pass per
 // bucket, since a window padded to another's length would decode
 // differently. Results are in the order of the recordings; each equals
-// Transcribe's on its own.
+// Transcribe's on its own (on a GPU, up to the order of sums in the
+// batched kernels).
 func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts decode.TranscribeOptions) ([]*decode.Transcript, error) {
 	audios := make([]*Audio, len(recordings))
 	defer func() {
@@ -220,12 +222,22 @@ func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts
 	}
 	out := make([]*decode.Transcript, len(recordings))
 	errs := make([]error, len(recordings))
+	var batch *Batch
+	if len(audios) > 1 {
+		var err error
+		if batch, err = m.NewBatch(min(len(audios), MaxBatch)); err != nil {
+			return nil, err
+		}
+		defer batch.Close()
+	}
 	var wg sync.WaitGroup
 	for i, a := range audios {
+		a.UseBatch(batch)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out[i], errs[i] = decode.Transcribe(ctx, a, m.tok, opts)
+			a.Close() // its windows leave the batch now, not when the last recording is done
 		}()
 	}
 	wg.Wait()

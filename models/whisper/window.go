@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/tensorforge/forge/graph"
@@ -22,9 +23,24 @@ type Window struct {
 	logits  []float32
 	ids     []int64
 	scratch []int64 // position and logit-row inputs
+
+	// Batched steps (see Batch): slot is w's place in batch (-1 for none);
+	// stepping says its steps go there (its own cache lags behind);
+	// slotCross and slotSelf that the slot holds its encoder keys and
+	// values, and its current self-attention cache.
+	batch     *Batch
+	slot      int
+	stepping  bool
+	slotCross bool
+	slotSelf  bool
+	request   *stepRequest
+	linger    *time.Timer
 }
 
-var _ decode.Decoder = (*Window)(nil)
+var (
+	_ decode.Decoder  = (*Window)(nil)
+	_ decode.Finisher = (*Window)(nil)
+)
 
 // Encode runs the encoder on one window of log-mel features ([nMels, F],
 // band-major; F even, 3000 for 30 s) and returns the window ready for
@@ -121,7 +137,7 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 	}
 	ws := make([]*Window, count)
 	for b, s := range sessions {
-		ws[b] = &Window{m: m, s: s}
+		ws[b] = &Window{m: m, s: s, slot: -1}
 	}
 	return ws, nil
 }
@@ -163,11 +179,42 @@ func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Windo
 // Close returns the window's state to the model; the window is unusable
 // afterwards. Closing twice is harmless.
 func (w *Window) Close() error {
-	if w.s != nil {
-		w.m.release(w.s)
-		w.s, w.cache = nil, nil
+	if w.s == nil {
+		return nil
 	}
+	if w.batch != nil {
+		w.Finish()
+		if w.slot >= 0 {
+			w.batch.release(w)
+		}
+	}
+	w.m.release(w.s)
+	w.s, w.cache = nil, nil
 	return nil
+}
+
+// UseBatch makes w's greedy steps run in b with other windows' (see
+// Batch); nil makes them run alone again.
+func (w *Window) UseBatch(b *Batch) {
+	if w.batch == b {
+		return
+	}
+	if w.batch != nil {
+		w.Finish()
+		if w.slot >= 0 {
+			w.batch.release(w)
+		}
+	}
+	w.batch = b
+}
+
+// Finish implements decode.Finisher: the decode that stepped w has ended,
+// so its batch no longer waits for w's steps.
+func (w *Window) Finish() {
+	if w.stepping {
+		w.stepping = false
+		w.batch.leave(w)
+	}
 }
 
 // Positions returns how many token positions the window's caches hold.
@@ -203,6 +250,8 @@ func (w *Window) Start(ctx context.Context, beams int, prefix []int32, at []int,
 	if err != nil {
 		return err
 	}
+	w.Finish()
+	w.slotSelf = false // a batch slot's copy of the cache is stale from here on
 	w.cache, w.beams, w.pos = cache, beams, 0
 	w.ids = w.ids[:0]
 	for range beams {
@@ -232,6 +281,22 @@ func (w *Window) Step(ctx context.Context, tokens []int32, logits [][]float32) e
 	}
 	if err := w.checkTokens(tokens); err != nil {
 		return err
+	}
+	if w.batch != nil && w.beams == 1 {
+		if !w.stepping {
+			joined, err := w.batch.join(ctx, w)
+			if err != nil {
+				return err
+			}
+			w.stepping = joined
+		}
+		if w.stepping {
+			if err := w.batch.step(ctx, w, tokens[0], logits[0]); err != nil {
+				return err
+			}
+			w.pos++
+			return nil
+		}
 	}
 	w.ids = w.ids[:0]
 	for _, id := range tokens {

@@ -28,6 +28,9 @@ func decode(ctx context.Context, dec Decoder, vocab Vocabulary, sp *tokenizer.Sp
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	if f, ok := dec.(Finisher); ok {
+		defer f.Finish()
+	}
 	res := &Result{Temperature: opts.Temperature, NoSpeechProb: math.NaN()}
 	lang := opts.Language
 	if lang == "" {

@@ -35,6 +35,15 @@ type Decoder interface {
 	Reorder(src []int) error
 }
 
+// Finisher is a Decoder that wants to know when a decode is done with it
+// (the best hypothesis is chosen, or the decode failed), such as one whose
+// steps wait for other windows' to run as one batch and must stop holding
+// them up. Decode calls Finish before it returns; a later Start or Step
+// uses the decoder again.
+type Finisher interface {
+	Finish()
+}
+
 // Vocabulary is what decoding needs from the tokenizer;
 // *tokenizer.Tokenizer implements it.
 type Vocabulary interface {

@@ -1,0 +1,452 @@
+package whisper
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tensorforge/forge/graph"
+)
+
+// Batch runs the greedy decoder steps of several windows as one program:
+// each window's sequence sits in a slot of the batch's own caches
+// ([size, …] per layer) at a length of its own, so a step is one pass over
+// the decoder weights for every sequence instead of one per sequence. That
+// is what fills a GPU (and, on a CPU, reads the weights once for all rows)
+// when many recordings are transcribed at once.
+//
+// A window joins with Audio.UseBatch (TranscribeMany does this for every
+// recording). Its Start still runs alone (the prefix, whatever its length,
+// in one program); its first Step copies the window's encoder keys and
+// values and its self-attention cache into a free slot, and from then on
+// its steps wait for those of the other windows in the batch, up to a
+// moment, and run with them. Beam search and best-of sampling (more than
+// one hypothesis) stay on the window's own decoder. A decode that ends
+// (decode.Finisher) stops holding the others up.
+//
+// The results equal the window's own decoder's up to the order of
+// floating-point sums in the backend's batched kernels (on the CPU they
+// have been bit for bit). Batch is safe for concurrent use by its windows;
+// close it after them.
+type Batch struct {
+	m    *Model
+	size int
+
+	crossK, crossV []*graph.State // per layer: [size, heads, dh, 1500]
+	selfK, selfV   []*graph.State // per layer: [size, 448, d]
+
+	run    sync.Mutex // held while a program reads or writes the batch's states
+	steps  map[batchKey]*batchStep
+	copies map[any]*slotCopy // by *session (its keys and values) or *kvCache (a one-hypothesis cache)
+
+	mu      sync.Mutex
+	free    []int          // unused slots
+	pos     []int64        // per slot: the position its next token takes
+	active  int            // windows stepping in the batch (joined, decode not finished)
+	pending []*stepRequest // steps waiting for the next round
+	running bool           // a round is running
+	closed  bool
+
+	rounds, sequences int64 // rounds run and sequence steps in them (Stats)
+}
+
+// batchKey is what a batched step program's shape depends on.
+type batchKey struct {
+	length int // cache positions attended (attendLength)
+	rows   int // logit rows read (a power of two up to size)
+}
+
+// batchStep is a compiled batched decoder step and its inputs.
+type batchStep struct {
+	prog           *graph.Program
+	ids, pos, rows graph.Tensor
+	logits         []float32
+}
+
+// slotCopy is a compiled copy of window states into a slot.
+type slotCopy struct {
+	prog *graph.Program
+	slot graph.Tensor
+}
+
+// stepRequest is one window's token waiting for a round.
+type stepRequest struct {
+	slot   int
+	token  int32
+	logits []float32
+	done   chan error
+}
+
+// MaxBatch is the most sequences TranscribeMany decodes as one batch;
+// recordings beyond it step alone.
+const MaxBatch = 32
+
+// batchLinger is how long a round waits for windows that joined but have
+// not asked for their next step yet (between two steps a window only
+// picks its token on the host: tens of microseconds).
+const batchLinger = 2 * time.Millisecond
+
+// NewBatch makes a batch of size slots for greedy decoder steps (see
+// Batch). The f32 and bf16 models batch; the int8 model quantizes each
+// sequence's activations on their own, which batches too.
+func (m *Model) NewBatch(size int) (*Batch, error) {
+	if size < 1 {
+		return nil, fmt.Errorf("whisper: batch of %d sequences", size)
+	}
+	c := m.cfg
+	H := c.DecoderHeads
+	b := &Batch{m: m, size: size, steps: map[batchKey]*batchStep{}, copies: map[any]*slotCopy{}, pos: make([]int64, size)}
+	var err error
+	if b.crossK, b.crossV, err = m.layerStates("batch.cross", graph.Shape{size, H, c.DModel / H, c.AudioCtx}); err != nil {
+		return nil, err
+	}
+	if b.selfK, b.selfV, err = m.layerStates("batch.self", graph.Shape{size, c.TextCtx, c.DModel}); err != nil {
+		b.closeStates()
+		return nil, err
+	}
+	for i := size - 1; i >= 0; i-- {
+		b.free = append(b.free, i)
+	}
+	return b, nil
+}
+
+// Size returns the number of sequences the batch holds at once.
+func (b *Batch) Size() int { return b.size }
+
+// Stats returns the rounds run so far and the sequence steps they held
+// (their ratio is the mean batch occupancy).
+func (b *Batch) Stats() (rounds, sequences int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.rounds, b.sequences
+}
+
+// Close releases the batch's state and programs. Close the windows that
+// use it first; their later steps fail with ErrClosed.
+func (b *Batch) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.run.Lock()
+	defer b.run.Unlock()
+	for _, s := range b.steps {
+		s.prog.Close()
+	}
+	for _, c := range b.copies {
+		c.prog.Close()
+	}
+	b.steps, b.copies = map[batchKey]*batchStep{}, map[any]*slotCopy{}
+	b.closeStates()
+	return nil
+}
+
+func (b *Batch) closeStates() {
+	for _, st := range slices.Concat(b.crossK, b.crossV, b.selfK, b.selfV) {
+		st.Close()
+	}
+	b.crossK, b.crossV, b.selfK, b.selfV = nil, nil, nil, nil
+}
+
+// join puts w's sequence into the batch: a slot (kept until the window
+// closes), its encoder keys and values (once per window) and its
+// self-attention cache as its own decoder left it. It reports false when
+// every slot is taken; w then steps alone.
+func (b *Batch) join(ctx context.Context, w *Window) (bool, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return false, ErrClosed
+	}
+	if w.slot < 0 {
+		if len(b.free) == 0 {
+			b.mu.Unlock()
+			return false, nil
+		}
+		w.slot = b.free[len(b.free)-1]
+		b.free = b.free[:len(b.free)-1]
+	}
+	b.mu.Unlock()
+
+	// A round writes a placeholder at every idle slot's next position, so
+	// the slot's position must change with its contents: both under run.
+	b.run.Lock()
+	defer b.run.Unlock()
+	if err := b.copyIn(ctx, w); err != nil {
+		return false, fmt.Errorf("whisper: batch: %w", err)
+	}
+	b.mu.Lock()
+	b.pos[w.slot] = int64(w.pos)
+	b.active++
+	b.mu.Unlock()
+	return true, nil
+}
+
+// copyIn copies w's window state into its slot; the caller holds b.run.
+func (b *Batch) copyIn(ctx context.Context, w *Window) error {
+	slot := i64Bytes([]int64{int64(w.slot)})
+	if !w.slotCross {
+		c, err := b.copyProgram(ctx, w.s, w.s.crossK, w.s.crossV, b.crossK, b.crossV)
+		if err != nil {
+			return err
+		}
+		if err := c.run(ctx, slot); err != nil {
+			return err
+		}
+		w.slotCross = true
+	}
+	if w.slotSelf {
+		return nil
+	}
+	c, err := b.copyProgram(ctx, w.cache, w.cache.k, w.cache.v, b.selfK, b.selfV)
+	if err != nil {
+		return err
+	}
+	if err := c.run(ctx, slot); err != nil {
+		return err
+	}
+	w.slotSelf = true
+	return nil
+}
+
+// copyProgram returns the program that copies the states srcK and srcV
+// (one window's, per layer) into a slot of dstK and dstV, compiling it
+// the first time for key. Programs are few: the model pools its windows'
+// state.
+func (b *Batch) copyProgram(ctx context.Context, key any, srcK, srcV, dstK, dstV []*graph.State) (*slotCopy, error) {
+	if c := b.copies[key]; c != nil {
+		return c, nil
+	}
+	if len(b.copies) >= 64 { // state of windows long gone: start over
+		for k, c := range b.copies {
+			c.prog.Close()
+			delete(b.copies, k)
+		}
+	}
+	g := graph.New()
+	slot := g.Input("slot", graph.I64, graph.Shape{1})
+	var effects []graph.Tensor
+	for i := range srcK {
+		for _, p := range [][2]*graph.State{{srcK[i], dstK[i]}, {srcV[i], dstV[i]}} {
+			x := g.ReadState(p[0])
+			if x.Rank() < len(dstK[i].Shape()) {
+				x = x.Unsqueeze(0)
+			}
+			// The program's output is one value of the updated state:
+			// the write is what it is for, and the whole state would be
+			// copied out.
+			st := g.UpdateState(p[1], x, 0, slot)
+			effects = append(effects, st.Reshape(st.Shape().Len()).Slice(0, 0, 1))
+		}
+	}
+	prog, err := b.m.eng.Compile(ctx, effects...)
+	if err != nil {
+		return nil, err
+	}
+	c := &slotCopy{prog: prog, slot: slot}
+	b.copies[key] = c
+	return c, nil
+}
+
+func (c *slotCopy) run(ctx context.Context, slot []byte) error {
+	if err := c.prog.Set(ctx, c.slot, slot); err != nil {
+		return err
+	}
+	return c.prog.Run(ctx)
+}
+
+// leave stops the batch waiting for w's steps (its decode ended, or it
+// starts again alone); w keeps its slot.
+func (b *Batch) leave(w *Window) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.active--
+	b.startLocked()
+}
+
+// release gives w's slot back when the window closes.
+func (b *Batch) release(w *Window) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.free = append(b.free, w.slot)
+	b.pos[w.slot] = 0
+	w.slot = -1
+	w.slotCross, w.slotSelf = false, false
+}
+
+// step appends token to w's sequence in the next round and writes the
+// logits of its next token.
+func (b *Batch) step(ctx context.Context, w *Window, token int32, logits []float32) error {
+	r := w.request
+	if r == nil {
+		r = &stepRequest{done: make(chan error, 1)}
+		w.request = r
+	}
+	r.slot, r.token, r.logits = w.slot, token, logits
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	b.pending = append(b.pending, r)
+	b.startLocked()
+	b.mu.Unlock()
+
+	if w.linger == nil {
+		w.linger = time.NewTimer(batchLinger)
+	} else {
+		w.linger.Reset(batchLinger)
+	}
+	defer w.linger.Stop()
+	for {
+		select {
+		case err := <-r.done:
+			return err
+		case <-w.linger.C:
+			// Windows that joined are late: run without them.
+			b.mu.Lock()
+			if slices.Contains(b.pending, r) && !b.running {
+				b.startRoundLocked()
+			}
+			b.mu.Unlock()
+		case <-ctx.Done():
+			b.mu.Lock()
+			if i := slices.Index(b.pending, r); i >= 0 {
+				b.pending = slices.Delete(b.pending, i, i+1)
+				b.mu.Unlock()
+				return fmt.Errorf("whisper: batch step: %w", ctx.Err())
+			}
+			b.mu.Unlock()
+			return <-r.done // in a round already: its result
+		}
+	}
+}
+
+// startLocked starts a round when every window stepping in the batch has
+// asked for its next step.
+func (b *Batch) startLocked() {
+	if !b.running && len(b.pending) > 0 && len(b.pending) >= b.active {
+		b.startRoundLocked()
+	}
+}
+
+// startRoundLocked runs the pending steps as a round on a goroutine of its
+// own, and the rounds that became due meanwhile after it.
+func (b *Batch) startRoundLocked() {
+	b.running = true
+	reqs := b.pending
+	b.pending = nil
+	go func() {
+		for len(reqs) > 0 {
+			err := b.round(reqs)
+			b.mu.Lock()
+			for _, r := range reqs {
+				if err == nil {
+					b.pos[r.slot]++
+				}
+			}
+			b.rounds++
+			b.sequences += int64(len(reqs))
+			for _, r := range reqs {
+				r.done <- err
+			}
+			reqs = nil
+			if len(b.pending) > 0 && len(b.pending) >= b.active {
+				reqs = b.pending
+				b.pending = nil
+			} else {
+				b.running = false
+			}
+			b.mu.Unlock()
+		}
+	}()
+}
+
+// round runs one batched step for reqs (one per slot at most): every slot
+// runs, those without a request on a placeholder token at their next
+// position, which their own next step overwrites before it is read.
+func (b *Batch) round(reqs []*stepRequest) error {
+	b.run.Lock()
+	defer b.run.Unlock()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	ids := make([]int64, b.size)
+	pos := make([]int64, b.size)
+	need := 1
+	for s := range b.size {
+		pos[s] = min(b.pos[s], int64(b.m.cfg.TextCtx-1))
+	}
+	rows := make([]int64, 0, len(reqs))
+	for _, r := range reqs {
+		ids[r.slot] = int64(r.token)
+		need = max(need, int(pos[r.slot])+1)
+		rows = append(rows, int64(r.slot))
+	}
+	b.mu.Unlock()
+	R := 1
+	for R < len(rows) {
+		R *= 2
+	}
+	R = min(R, b.size)
+	for len(rows) < R {
+		rows = append(rows, rows[0])
+	}
+	ctx := context.Background() // a round serves several callers; each waits on its own context
+	bs, err := b.program(ctx, batchKey{length: attendLength(need, b.m.cfg.TextCtx), rows: R})
+	if err != nil {
+		return fmt.Errorf("whisper: batch step: %w", err)
+	}
+	for _, in := range []struct {
+		t graph.Tensor
+		v []int64
+	}{{bs.ids, ids}, {bs.pos, pos}, {bs.rows, rows}} {
+		if err := bs.prog.Set(ctx, in.t, i64Bytes(in.v)); err != nil {
+			return fmt.Errorf("whisper: batch step: %w", err)
+		}
+	}
+	if err := bs.prog.Run(ctx); err != nil {
+		return fmt.Errorf("whisper: batch step: %w", err)
+	}
+	if err := bs.prog.ReadF32(ctx, 0, bs.logits); err != nil {
+		return fmt.Errorf("whisper: batch step: %w", err)
+	}
+	V := b.m.cfg.Vocab
+	for i, r := range reqs {
+		copy(r.logits, bs.logits[i*V:(i+1)*V])
+	}
+	return nil
+}
+
+// program returns the batched step for key, compiling it the first time:
+// ids [size, 1] at positions [size] (one per slot), logits of the slots
+// listed in rows.
+func (b *Batch) program(ctx context.Context, key batchKey) (*batchStep, error) {
+	if bs := b.steps[key]; bs != nil {
+		return bs, nil
+	}
+	m, S := b.m, b.size
+	g := graph.New()
+	bs := &batchStep{
+		ids:  g.Input("ids", graph.I64, graph.Shape{S, 1}),
+		pos:  g.Input("positions", graph.I64, graph.Shape{S}),
+		rows: g.Input("rows", graph.I64, graph.Shape{key.rows}),
+	}
+	a := m.stepArith(g, S)
+	x := m.dec.forward(a, bs.ids, bs.pos.Reshape(S, 1), key.length, decoderPass{
+		crossK: b.crossK, crossV: b.crossV,
+		kv: &selfKV{k: b.selfK, v: b.selfV, pos: bs.pos, length: key.length},
+	})
+	out := m.dec.logits(a, x.Reshape(S, m.cfg.DModel).Gather(0, bs.rows))
+	prog, err := m.eng.Compile(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	bs.prog = prog
+	bs.logits = make([]float32, key.rows*m.cfg.Vocab)
+	b.steps[key] = bs
+	return bs, nil
+}
