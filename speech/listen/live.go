@@ -112,6 +112,11 @@ type LiveResult struct {
 	// last sample of its speech arriving (where the pause began) to its
 	// Final.
 	Final, SpeechEnd stage.Summary
+	// Read is the audio each reading decoded (partial, read ahead or
+	// final; silence after a pause included): bounded on long speech,
+	// as a reading starts at most about 12 s before the committed text's
+	// end (window.go).
+	Read stage.Summary
 	// Partials counts the Partials handed over. Skipped counts the
 	// cadence steps that got none because decoding was behind (the
 	// cadence stretched); Cancelled the partial decodes abandoned for a
@@ -191,6 +196,12 @@ const readAhead = 64 * time.Millisecond
 // channels. emit runs on one of the run's goroutines, one call at a time;
 // options, errors and cancellation are as for Transcribe.
 func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, emit func(Event) error) (*LiveResult, error) {
+	return t.transcribeLive(ctx, in, o, emit, defaultWindowing())
+}
+
+// transcribeLive is TranscribeLive with readings' origins moved as win
+// says.
+func (t *Transcriber) transcribeLive(ctx context.Context, in Input, o Options, emit func(Event) error, win windowing) (*LiveResult, error) {
 	if t.vad == nil {
 		return nil, fmt.Errorf("%w: live transcription needs the VAD (Config.NoVAD is set)", ErrBadOptions)
 	}
@@ -229,12 +240,14 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	arr := &arrivals{}
 	src.tap = arr.add
 	g := &gate{pad: proc.Pad(), trim: vo.MinSilence >= vo.SpeechPad}
-	lv := &liveVAD{p: proc, gate: g, arr: arr, pad: proc.Pad(), every: partialEvery, chunk: chunk, minSpeech: vo.MinSpeech.Seconds() * SampleRate}
+	starts := &origins{}
+	lv := &liveVAD{p: proc, gate: g, arr: arr, pad: proc.Pad(), every: partialEvery, chunk: chunk, minSpeech: vo.MinSpeech.Seconds() * SampleRate, origins: starts}
 	if pause := cmp.Or(o.FinalPause, DefaultFinalPause); pause > 0 && pause < vo.MinSilence {
 		lv.final = int64(pause.Seconds() * SampleRate)
 		lv.ahead = min(int64(readAhead.Seconds()*SampleRate), lv.final)
 	}
-	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}, puncts: map[int32]bool{}, ends: map[int32]bool{}, timed: o.Words}
+	ld := &liveDecoder{t: t, opts: opts, prompt: opts.InitialPrompt, gate: g, arr: arr, states: map[int]*liveState{}, words: map[int32]bool{}, puncts: map[int32]bool{}, ends: map[int32]bool{}, timed: o.Words,
+		win: win, origins: starts}
 
 	p := pipeline.New("listen-live", pipeline.Logger(t.zlog))
 	pcm := pipeline.From(p, src.src)
@@ -253,11 +266,11 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 	res := &LiveResult{
 		Result:       &Result{Duration: src.seconds(), Utterances: int(utterances.Load()), Truncated: src.cut, Metrics: p.Metrics(), EndOfUtterance: ld.final.Summary()},
 		FirstPartial: ld.first.Summary(), Cadence: ld.cadence.Summary(), Commit: ld.commit.Summary(), Committed: ld.commitAll.Summary(),
-		Final: ld.final.Summary(), SpeechEnd: ld.speechEnd.Summary(),
+		Final: ld.final.Summary(), SpeechEnd: ld.speechEnd.Summary(), Read: ld.audio.Summary(),
 		Partials: ld.partials, Skipped: lv.skipped, Cancelled: ld.cancelled, Speculated: ld.speculated, AtPause: ld.atPause,
 	}
 	res.hists = map[string]*stage.Histogram{"live_first_partial": &ld.first, "live_cadence": &ld.cadence, "live_commit": &ld.commit,
-		"live_commit_all": &ld.commitAll, "live_eou_to_final": &ld.final, "live_speech_end_to_final": &ld.speechEnd}
+		"live_commit_all": &ld.commitAll, "live_eou_to_final": &ld.final, "live_speech_end_to_final": &ld.speechEnd, "live_read": &ld.audio}
 	if ld.lang != "" {
 		res.setLanguage(ld.lang, t.whisp.Tokenizer())
 	}
@@ -279,7 +292,7 @@ func (r *LiveResult) Labels(set func(key, value string)) {
 		sum  stage.Summary
 	}{
 		{"live_first_partial", r.FirstPartial}, {"live_cadence", r.Cadence}, {"live_commit", r.Commit}, {"live_commit_all", r.Committed},
-		{"live_eou_to_final", r.Final}, {"live_speech_end_to_final", r.SpeechEnd},
+		{"live_eou_to_final", r.Final}, {"live_speech_end_to_final", r.SpeechEnd}, {"live_read", r.Read},
 	} {
 		if s.sum.Count == 0 {
 			continue
@@ -306,7 +319,8 @@ type liveItem struct {
 	from, to  int64     // the audio's bounds in stream samples
 	fill      int64     // samples of silence after to (a reading at a pause)
 	piece     int64     // where the utterance's own audio starts (≥ from)
-	samples   []float32 // [from, to) and fill zeros, owned by the receiver
+	at        int64     // where samples begin: from, or the reading's origin (origins) when later
+	samples   []float32 // [at, to) and fill zeros, owned by the receiver
 	speech    int64     // where the utterance's speech began (unpadded)
 	speechEnd int64     // final: where it ended
 	closed    time.Time // final: when its end was known
@@ -486,6 +500,7 @@ type liveVAD struct {
 	nextID    int
 	prevEnd   int64 // the end of the last segment closed
 	skipped   int
+	origins   *origins // the decoder's: where readings of a group start
 }
 
 // Process implements stage.Processor. The VAD reads the frame a chunk at
@@ -576,7 +591,8 @@ func (l *liveVAD) ask(ctx context.Context, kind itemKind, u *openUtt, to, fill i
 		cancel()
 		return nil // decoding is behind: the cadence stretches
 	}
-	samples, ok := l.samples(u.from, to, fill)
+	at := l.origin(u)
+	samples, ok := l.samples(at, to, fill)
 	if !ok {
 		cancel()
 		l.gate.release(ticket, 0)
@@ -593,9 +609,15 @@ func (l *liveVAD) ask(ctx context.Context, kind itemKind, u *openUtt, to, fill i
 	}
 	u.readOpen = true
 	return emit(stage.Frame[liveItem]{Offset: u.from, Rate: SampleRate, Entered: time.Now(), Payload: liveItem{
-		kind: kind, group: u.group, utt: u.id, from: u.from, to: to, fill: fill, piece: u.piece, samples: samples,
+		kind: kind, group: u.group, utt: u.id, from: u.from, to: to, fill: fill, piece: u.piece, at: at, samples: samples,
 		speech: u.pieceAt, ctx: rctx, cancel: cancel, ticket: ticket,
 	}})
+}
+
+// origin returns where u's readings start: its audio's start, or
+// later once the decoder has moved their origin (window.go).
+func (l *liveVAD) origin(u *openUtt) int64 {
+	return max(u.from, l.origins.get(u.group))
 }
 
 // samples returns the stream's samples [from, to) followed by fill
@@ -613,7 +635,8 @@ func (l *liveVAD) samples(from, to, fill int64) ([]float32, bool) {
 // up to the padding, as the reading ahead read it.
 func (l *liveVAD) pauseFinal(u *openUtt, o vad.OpenSpeech, emit stage.Emit[liveItem]) error {
 	to, fill := o.Pause+l.ahead, max(l.pad-l.ahead, 0)
-	samples, ok := l.samples(u.from, to, fill)
+	at := l.origin(u)
+	samples, ok := l.samples(at, to, fill)
 	if !ok {
 		return nil // not held: the Final comes when the VAD closes the segment
 	}
@@ -621,7 +644,7 @@ func (l *liveVAD) pauseFinal(u *openUtt, o vad.OpenSpeech, emit stage.Emit[liveI
 	u.finalAt, u.quiet = o.Pause, o.Scored
 	l.gate.preempt(u.from, to)
 	return emit(stage.Frame[liveItem]{Offset: u.from, Rate: SampleRate, Entered: now, Payload: liveItem{
-		kind: itemFinal, group: u.group, utt: u.id, from: u.from, to: to, fill: fill, piece: u.piece, samples: samples,
+		kind: itemFinal, group: u.group, utt: u.id, from: u.from, to: to, fill: fill, piece: u.piece, at: at, samples: samples,
 		speech: u.pieceAt, speechEnd: o.Pause, closed: now, atPause: true,
 	}})
 }
@@ -686,7 +709,7 @@ func (l *liveVAD) closed(ctx context.Context, s vad.Speech, emit stage.Emit[live
 			}
 			continue
 		}
-		if err := emit(stage.Frame[liveItem]{Offset: v.from, Rate: SampleRate, Entered: now, Payload: liveItem{kind: itemFinal, group: v.group, utt: v.id, from: v.from, to: v.from, piece: v.from, closed: now, speech: v.pieceAt, speechEnd: v.from}}); err != nil {
+		if err := emit(stage.Frame[liveItem]{Offset: v.from, Rate: SampleRate, Entered: now, Payload: liveItem{kind: itemFinal, group: v.group, utt: v.id, from: v.from, to: v.from, piece: v.from, at: v.from, closed: now, speech: v.pieceAt, speechEnd: v.from}}); err != nil {
 			return err
 		}
 	}
@@ -709,10 +732,15 @@ func (l *liveVAD) closed(ctx context.Context, s vad.Speech, emit stage.Emit[live
 			it.from, it.samples = u.from, s.Audio[u.from-s.Start:]
 		}
 		it.piece = max(it.piece, it.from)
+		if at := l.origin(u); at > it.from && at-it.from <= int64(len(it.samples)) {
+			it.samples = it.samples[at-it.from:] // the decoder reads from there
+			it.at = at
+		}
 	} else {
 		it.group, it.utt = l.nextID, l.nextID
 		l.nextID++
 	}
+	it.at = max(it.at, it.from)
 	l.gate.preempt(it.from, it.to)
 	return emit(stage.Frame[liveItem]{Offset: it.from, Rate: SampleRate, Entered: now, Payload: it})
 }
@@ -735,7 +763,29 @@ type liveState struct {
 	specFrom   int64
 	specTo     int64
 	specFill   int64
-	specCommit int // committed tokens when the speculation was read
+	specCommit int   // committed tokens when the speculation was read
+	specOrigin int64 // the origin it was read from
+
+	// group is the VAD utterance's key. origin is where its readings
+	// start (stream samples): its audio's start until a long reading
+	// moves it (window.go). head are the committed segments before it:
+	// their headLen tokens begin the group's committed text (base counts
+	// them) but are no longer the decoder's prefix, only its prompt.
+	group   int
+	origin  int64
+	head    []Segment
+	headLen int
+}
+
+// full returns the group's committed tokens: head's, then the prefix.
+func (s *liveState) full() []int32 { return append(tokensOf(s.head), s.agree.committed...) }
+
+// window returns it's audio from s's origin on, and where it begins.
+func (s *liveState) window(it liveItem) ([]float32, int64) {
+	if off := s.origin - it.at; off > 0 && off <= int64(len(it.samples)) {
+		return it.samples[off:], s.origin
+	}
+	return it.samples, it.at
 }
 
 // liveDecoder is the decoder stage of a live run.
@@ -757,9 +807,14 @@ type liveDecoder struct {
 	ends   map[int32]bool // token → punctuation that ends a sentence (cached)
 	timed  bool           // Options.Words: Finals carry word times
 	next   int            // the Segment ID of the next segment
+	// win says when a reading's origin moves; origins publishes it to the
+	// VAD stage.
+	win     windowing
+	origins *origins
 
 	partials, cancelled, speculated, atPause            int
 	first, cadence, commit, commitAll, final, speechEnd stage.Histogram
+	audio                                               stage.Histogram // the audio each reading decoded
 }
 
 // state returns the state of it's group, begun for it's piece: a new
@@ -767,7 +822,7 @@ type liveDecoder struct {
 func (d *liveDecoder) state(it liveItem) *liveState {
 	s := d.states[it.group]
 	if s == nil {
-		s = &liveState{piece: it.utt}
+		s = &liveState{piece: it.utt, group: it.group, origin: it.from}
 		s.agree.boundary, s.agree.ends, s.agree.text = d.wordEnd, d.sentenceEnd, d.text
 		d.states[it.group] = s
 	}
@@ -894,15 +949,20 @@ func (d *liveDecoder) readLost(ctx context.Context, done int, emit stage.Emit[Ev
 // readOpen reads an open utterance: a Partial, or a speculative Final.
 func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
 	s := d.state(it)
+	samples, origin := s.window(it)
+	d.audio.Record(samplesTime(len(samples)))
 	if it.kind == itemSpeculative {
-		tr, words, err := d.transcribe(it.ctx, it.samples, s.agree.committed)
+		tr, words, err := d.transcribe(it.ctx, samples, s.agree.committed, d.promptOf(s))
 		if err != nil {
 			return err
 		}
 		s.spec, s.specWords, s.specFrom, s.specTo, s.specFill, s.specCommit = tr, words, it.from, it.to, it.fill, len(s.agree.committed)
+		s.specOrigin = origin
 		return nil
 	}
-	res, err := d.decodeOnce(it.ctx, it.samples, s.agree.committed)
+	long := origin == s.origin && it.to-origin > d.win.atWord
+	pre := s.agree.committed // only grows: a cut into it stays one into the committed tokens
+	res, words, err := d.decodeOnce(it.ctx, samples, pre, d.promptOf(s), long)
 	if err != nil {
 		return err
 	}
@@ -917,12 +977,21 @@ func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
 	for range len(s.agree.committed) - before {
 		s.commits = append(s.commits, now)
 	}
-	committed := s.agree.committed
-	tentative := hyp[len(committed):]
+	tentative := hyp[len(s.agree.committed):]
 	ev := Event{Kind: Partial, Utterance: it.utt, Start: float64(it.piece) / SampleRate, End: float64(it.to) / SampleRate}
 	tok := d.t.whisp.Tokenizer()
-	if ev.Committed, err = tok.Decode(committed[s.base:]); err != nil {
+	if ev.Committed, err = tok.Decode(s.full()[s.base:]); err != nil {
 		return err
+	}
+	if long {
+		// The next reading starts at the last committed segment's end, or
+		// between two committed words.
+		sp := tok.Specials()
+		if n, steps := lastSegmentEnd(pre, sp.TimestampBegin, sp.EOT); n > 0 && steps > 0 && origin+int64(steps)*tsSamples < it.to {
+			d.cut(s, n, steps, false)
+		} else if n, steps, ok := wordCut(pre, words, tok); ok && origin+int64(steps)*tsSamples < it.to {
+			d.cut(s, n, steps, true)
+		}
 	}
 	if ev.Tentative, err = tok.Decode(tentative); err != nil {
 		return err
@@ -945,17 +1014,72 @@ func equalPrefix(a, prefix []int32) bool {
 	return len(a) >= len(prefix) && slices.Equal(a[:len(prefix)], prefix)
 }
 
+// samplesTime returns how long n samples last.
+func samplesTime(n int) time.Duration { return time.Duration(n) * time.Second / SampleRate }
+
+// promptOf returns the prompt of s's readings: the text of the VAD's
+// utterances before, then that of its committed segments before its
+// origin.
+func (d *liveDecoder) promptOf(s *liveState) []int32 {
+	if len(s.head) == 0 {
+		return d.prompt
+	}
+	return nextPrompt(d.prompt, decodeSegments(s.head))
+}
+
+// cut moves s's origin to timestamp step steps, the end of its first n
+// committed tokens: they join the head, and the rest, their timestamps
+// moved back by steps, stays the prefix. The first n close a segment,
+// unless open (a cut between two words): the rest then begins with
+// <|0.00|>, as the timestamp rules want a transcript to. The committed
+// text stays the same (full), so nothing is retracted.
+func (d *liveDecoder) cut(s *liveState, n int, steps int32, open bool) {
+	tok := d.t.whisp.Tokenizer()
+	tb := tok.Specials().TimestampBegin
+	c := s.agree.committed
+	start := float64(s.origin) / SampleRate
+	s.head = append(s.head, tokenSegments(c[:n], start, start+float64(steps)*0.02, tok, d.lang)...)
+	s.headLen += n
+	rest := func(ids []int32) []int32 {
+		r := shiftTimes(ids[n:], tb, steps)
+		if open {
+			r = append([]int32{tb}, r...)
+		}
+		return r
+	}
+	if prev := s.agree.prev; equalPrefix(prev, c) {
+		s.agree.prev = rest(prev)
+	} else {
+		s.agree.prev = nil
+	}
+	s.agree.committed = rest(c)
+	if open { // one token more after the head's: <|0.00|>
+		if len(s.commits) > s.headLen {
+			s.commits = slices.Insert(s.commits, s.headLen, time.Time{})
+		}
+		if s.base > s.headLen {
+			s.base++
+		}
+	}
+	s.origin += int64(steps) * tsSamples
+	s.spec, s.specWords = nil, nil
+	d.origins.set(s.group, s.origin)
+}
+
 // decodeOnce reads samples greedily in one window as the continuation of
-// committed (a Partial: no fallback, no segments).
-func (d *liveDecoder) decodeOnce(ctx context.Context, samples []float32, committed []int32) (*decode.Result, error) {
+// committed (a Partial: no fallback, no segments); with align, it also
+// times committed's words in the audio (a reading that is to move its
+// origin between two of them).
+func (d *liveDecoder) decodeOnce(ctx context.Context, samples []float32, committed, prompt []int32, align bool) (*decode.Result, []Word, error) {
 	a, err := d.t.whisp.NewAudio(samples)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer a.Close()
-	dec, err := a.Encode(ctx, 0, min(a.Frames(), decode.WindowFrames))
+	frames := min(a.Frames(), decode.WindowFrames)
+	dec, err := a.Encode(ctx, 0, frames)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o := d.opts.Options
 	o.Language = d.lang
@@ -963,20 +1087,31 @@ func (d *liveDecoder) decodeOnce(ctx context.Context, samples []float32, committ
 		o.Language = d.opts.Language
 	}
 	o.Temperature, o.BestOf = 0, 0
-	o.Prompt, o.Prefix, o.Continue = d.prompt, committed, len(committed) > 0
+	o.Prompt, o.Prefix, o.Continue = prompt, committed, len(committed) > 0
 	res, err := decode.Decode(ctx, dec, d.t.whisp.Tokenizer(), o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if d.lang == "" && d.opts.Language == "" && res.Language != "" {
 		d.lang = res.Language // detected on the first reading, kept for the run
 	}
-	return res, nil
+	if !align || len(committed) == 0 {
+		return res, nil, nil
+	}
+	ws, err := a.Words(ctx, 0, frames, cmp.Or(o.Language, res.Language), o.Task, [][]int32{committed})
+	if err != nil {
+		return nil, nil, err
+	}
+	var words []Word
+	for _, w := range ws[0] {
+		words = append(words, Word{Text: w.Text, Start: w.Start, End: w.End, Probability: w.Probability})
+	}
+	return res, words, nil
 }
 
 // transcribe reads samples as a whole utterance continuing committed,
 // and times its words with Options.Words (as Transcribe does: timeWords).
-func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committed []int32) (*decode.Transcript, [][]Word, error) {
+func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committed, prompt []int32) (*decode.Transcript, [][]Word, error) {
 	a, err := d.t.whisp.NewAudio(samples)
 	if err != nil {
 		return nil, nil, err
@@ -986,7 +1121,7 @@ func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committ
 	if d.lang != "" {
 		o.Language = d.lang
 	}
-	o.InitialPrompt, o.Prefix, o.Continue = d.prompt, committed, len(committed) > 0
+	o.InitialPrompt, o.Prefix, o.Continue = prompt, committed, len(committed) > 0
 	tr, err := decode.Transcribe(ctx, a, d.t.whisp.Tokenizer(), o)
 	if err != nil || !d.timed {
 		return tr, nil, err
@@ -995,19 +1130,21 @@ func (d *liveDecoder) transcribe(ctx context.Context, samples []float32, committ
 	return tr, words, err
 }
 
-// reading returns the Final reading of it's audio continuing the
-// committed tokens: the speculative reading when it read this very audio
-// with the words committed since, else a new one.
-func (d *liveDecoder) reading(ctx context.Context, s *liveState, it liveItem) (*decode.Transcript, [][]Word, error) {
+// reading returns the Final reading of it's audio from s's origin on
+// (samples) continuing the committed tokens: the speculative reading
+// when it read this very audio with the words committed since, else a
+// new one.
+func (d *liveDecoder) reading(ctx context.Context, s *liveState, it liveItem, samples []float32, origin int64) (*decode.Transcript, [][]Word, error) {
 	switch {
-	case len(it.samples) == 0:
+	case len(samples) == 0:
 		return &decode.Transcript{}, nil, nil
-	case s.spec != nil && s.specFrom == it.from && s.specFill == it.fill && s.specCommit == len(s.agree.committed) &&
+	case s.spec != nil && s.specFrom == it.from && s.specOrigin == origin && s.specFill == it.fill && s.specCommit == len(s.agree.committed) &&
 		(s.specTo == it.to || it.fill == 0 && d.gate.covers(s.specTo, it.to)):
 		d.speculated++
 		return s.spec, s.specWords, nil
 	}
-	tr, words, err := d.transcribe(ctx, it.samples, s.agree.committed)
+	d.audio.Record(samplesTime(len(samples)))
+	tr, words, err := d.transcribe(ctx, samples, s.agree.committed, d.promptOf(s))
 	if errors.Is(err, decode.ErrNoAudio) {
 		return &decode.Transcript{}, nil, nil
 	}
@@ -1018,7 +1155,8 @@ func (d *liveDecoder) reading(ctx context.Context, s *liveState, it liveItem) (*
 // committed words on, less the text of the group's Finals before it.
 func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[Event]) error {
 	s := d.state(it)
-	tr, words, err := d.reading(ctx, s, it)
+	samples, origin := s.window(it)
+	tr, words, err := d.reading(ctx, s, it, samples, origin)
 	if err != nil {
 		return err
 	}
@@ -1027,7 +1165,7 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		d.lang = tr.Language
 		d.t.log.Info("language detected", "language", tr.Language)
 	}
-	segs := d.segments(tr, words, it.from, it.to, s.agree.committed)
+	segs := append(slices.Clone(s.head), d.segments(tr, words, origin, it.to, s.agree.committed)...)
 	tok := d.t.whisp.Tokenizer()
 	have := tokensOf(segs)
 	now := time.Now()
@@ -1058,13 +1196,19 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		// at 0.74 s) put the text's end past the speech that follows,
 		// and Whisper read nothing more ("4" for "4 Queen of Clothes",
 		// base).
-		have = clampTimes(have, tok.Specials().TimestampBegin, int32((it.to-it.from)/(2*decode.HopLength)))
-		s.agree.committed, s.agree.prev, s.base = have, nil, len(have)
+		read := int32((it.to - origin) / tsSamples)
+		s.agree.committed = clampTimes(have[s.headLen:], tok.Specials().TimestampBegin, read)
+		s.agree.prev, s.base = nil, len(have)
 		for len(s.commits) < len(have) {
 			s.commits = append(s.commits, time.Time{})
 		}
 		s.commits = s.commits[:len(have)]
+		if origin == s.origin && it.to-origin >= d.win.atPause && read > 0 {
+			// Long: the next piece is read from this pause on.
+			d.cut(s, len(s.agree.committed), read, false)
+		}
 	} else {
+		d.origins.set(it.group, -1)
 		delete(d.states, it.group)
 		d.prompt = nextPrompt(d.prompt, append(s.done, decodeSegments(own)...))
 	}
@@ -1079,6 +1223,7 @@ func (d *liveDecoder) close(group int) {
 		return
 	}
 	delete(d.states, group)
+	d.origins.set(group, -1)
 	d.prompt = nextPrompt(d.prompt, s.done)
 }
 

@@ -50,6 +50,11 @@ func pace(ctx context.Context, s *Stream, samples []float32, tail time.Duration)
 
 // liveRun paces clip into a live transcription and returns its events.
 func liveRun(ctx context.Context, tr *Transcriber, clip audio.Clip, o Options) ([]Event, *LiveResult, error) {
+	return liveRunWindowed(ctx, tr, clip, o, defaultWindowing())
+}
+
+// liveRunWindowed is liveRun with the readings' origins moved as win says.
+func liveRunWindowed(ctx context.Context, tr *Transcriber, clip audio.Clip, o Options, win windowing) ([]Event, *LiveResult, error) {
 	s, err := NewStream(clip.SampleRate)
 	if err != nil {
 		return nil, nil, err
@@ -57,10 +62,10 @@ func liveRun(ctx context.Context, tr *Transcriber, clip audio.Clip, o Options) (
 	fed := make(chan error, 1)
 	go func() { fed <- pace(ctx, s, clip.Samples, time.Second) }()
 	var events []Event
-	res, err := tr.TranscribeLive(ctx, s, o, func(e Event) error {
+	res, err := tr.transcribeLive(ctx, s, o, func(e Event) error {
 		events = append(events, e)
 		return nil
-	})
+	}, win)
 	s.Close()
 	if ferr := <-fed; err == nil && ferr != nil {
 		err = ferr

@@ -1,0 +1,182 @@
+package listen
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tensorforge/forge/audio"
+	"github.com/tensorforge/forge/internal/testenv"
+	"github.com/tensorforge/forge/models/whisper/wer"
+)
+
+// TestLastSegmentEnd: the cut is after the last timestamp that follows
+// text (a segment's closing one), never inside a segment or after a
+// lone opening timestamp.
+func TestLastSegmentEnd(t *testing.T) {
+	const tb, eot = 1000, 900
+	for _, c := range []struct {
+		name  string
+		ids   []int32
+		n     int
+		steps int32
+	}{
+		{"empty", nil, 0, 0},
+		{"open segment", []int32{1000, 5, 6}, 0, 0},
+		{"one closed segment", []int32{1000, 5, 6, 1100}, 4, 100},
+		{"closed, then the next one's start", []int32{1000, 5, 1100, 1110}, 3, 100},
+		{"closed, then an open one", []int32{1000, 5, 1100, 1110, 7, 8}, 3, 100},
+		{"two closed", []int32{1000, 5, 1100, 1110, 7, 1200}, 6, 200},
+		{"no timestamps", []int32{5, 6, 7}, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if n, steps := lastSegmentEnd(c.ids, tb, eot); n != c.n || steps != c.steps {
+				t.Errorf("lastSegmentEnd(%v) = %d, %d; want %d, %d", c.ids, n, steps, c.n, c.steps)
+			}
+		})
+	}
+}
+
+// TestShiftTimes: timestamps move back, never before <|0.00|>; text
+// stays.
+func TestShiftTimes(t *testing.T) {
+	const tb = 1000
+	for _, c := range []struct {
+		name  string
+		ids   []int32
+		steps int32
+		want  []int32
+	}{
+		{"pair after the cut", []int32{1100, 5, 6, 1150}, 100, []int32{1000, 5, 6, 1050}},
+		{"earlier than the cut", []int32{1090, 5, 1120}, 100, []int32{1000, 5, 1020}},
+		{"text only", []int32{5, 6}, 100, []int32{5, 6}},
+		{"none", nil, 3, []int32{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := slices.Clone(c.ids)
+			if got := shiftTimes(in, tb, c.steps); !slices.Equal(got, c.want) {
+				t.Errorf("shiftTimes(%v, %d) = %v, want %v", c.ids, c.steps, got, c.want)
+			}
+			if !slices.Equal(in, c.ids) {
+				t.Errorf("the tokens given were changed: %v", in)
+			}
+		})
+	}
+}
+
+// TestTokenSegments: committed tokens before a moved origin become
+// segments at their closing timestamps, in the input's seconds, and
+// spell the same text.
+func TestTokenSegments(t *testing.T) {
+	tok := needTiny(t).whisp.Tokenizer()
+	tb := tok.Specials().TimestampBegin
+	enc := func(s string) []int32 {
+		ids, err := tok.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	one := slices.Concat([]int32{tb}, enc(" And so my fellow Americans."), []int32{tb + 100})
+	two := slices.Concat([]int32{tb + 110}, enc(" Ask not."), []int32{tb + 150})
+	for _, c := range []struct {
+		name   string
+		ids    []int32
+		origin float64
+		want   []Segment
+	}{
+		{"two segments", slices.Concat(one, two), 10, []Segment{
+			{Start: 10, End: 12, Text: " And so my fellow Americans.", Tokens: one},
+			{Start: 12.2, End: 13, Text: " Ask not.", Tokens: two}}},
+		{"an open one last", slices.Concat(one, two[:len(two)-1]), 0, []Segment{
+			{Start: 0, End: 2, Text: " And so my fellow Americans.", Tokens: one},
+			{Start: 2.2, End: 2.5, Text: " Ask not.", Tokens: two[:len(two)-1]}}},
+		{"none", nil, 3, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := tokenSegments(c.ids, c.origin, c.origin+2.5, tok, "en")
+			if len(got) != len(c.want) {
+				t.Fatalf("got %d segments %+v, want %d", len(got), got, len(c.want))
+			}
+			for i, g := range got {
+				w := c.want[i]
+				if g.Text != w.Text || !near(g.Start, w.Start) || !near(g.End, w.End) || !slices.Equal(g.Tokens, w.Tokens) || g.Language != "en" {
+					t.Errorf("segment %d: got %+v\nwant %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestLiveWindow paces jfk.wav (11 s) as one VAD utterance (a 3-s
+// minimum silence) into live runs whose readings' origin moves after 1 s of audio (at a pause) or 1.5 s (at a committed
+// segment's end), with and without Finals at pauses: every reading then
+// covers at most a few seconds (the bound's point: without it one
+// covers up to a whole VAD utterance), committed text is never
+// retracted across the moved origin (checkEvents), the Finals' segments
+// are in order, and the final text stays within 3 words of offline.
+func TestLiveWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("paces 12 s of audio per case")
+	}
+	tr := needTiny(t)
+	clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", "jfk.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := PCM(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offline, _, err := collect(context.Background(), tr, mem, Options{Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range offline {
+		want = append(want, strings.TrimSpace(s.Text))
+	}
+	short := windowing{atPause: SampleRate, atWord: SampleRate * 3 / 2}
+	// One VAD utterance of the whole clip: its pauses are all shorter.
+	long := DefaultVAD()
+	long.MinSilence = 3 * time.Second
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{
+		{"finals at pauses", Options{Language: "en", VAD: long}},
+		{"finals at the VAD's close", Options{Language: "en", VAD: long, FinalPause: -1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			events, res, err := liveRunWindowed(ctx, tr, clip, c.o, short)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := checkEvents(t, events)
+			for _, e := range events {
+				t.Logf("%-7s u%d [%5.2f–%5.2f] %q | %q", e.Kind, e.Utterance, e.Start, e.End, e.Committed, e.Tentative)
+				for i := 1; i < len(e.Segments); i++ {
+					if e.Segments[i].Start < e.Segments[i-1].Start {
+						t.Errorf("final %d: segment %d starts at %v, before %v", e.Utterance, i, e.Segments[i].Start, e.Segments[i-1].Start)
+					}
+				}
+			}
+			// A reading covers what was said since the last cut (atWord,
+			// then the words left after it, a cadence step and the
+			// padding): uncut, the Final at the VAD's close reads all 12 s.
+			if limit := 8 * time.Second; res.Read.Max > limit || res.Read.Count == 0 {
+				t.Errorf("%d readings, the longest %v of audio; want at most %v", res.Read.Count, res.Read.Max, limit)
+			}
+			if r := wer.Compare(strings.Join(want, " "), got); r.Errors() > 3 {
+				t.Errorf("final %q, offline %q: %d word errors", got, strings.Join(want, " "), r.Errors())
+			}
+			t.Logf("readings %d: p50 %v, max %v", res.Read.Count, res.Read.P50, res.Read.Max)
+		})
+	}
+}
