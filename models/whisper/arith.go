@@ -54,8 +54,15 @@ func (m *Model) encoderArith(g *graph.Graph) arith {
 	case BF16:
 		return bf16Arith(g)
 	}
-	return f32Arith{g: g}
+	return f32Arith{g: g, bytes: m.packsBytes()}
 }
+
+// packsBytes reports whether the engine's backend runs a product of many
+// rows by a byte weight (LinearQ) as fast as one by its float32 copy,
+// packing the weight as it multiplies: the CPU does (gemm.SGEMMQ8); a GPU
+// backend's LinearQ is a kernel for a few rows, so there the encoder keeps
+// the folded float32 weights.
+func (m *Model) packsBytes() bool { return m.eng.Backend().Name() == "cpu" }
 
 // stepArith is the arithmetic of decoder programs on beams hypotheses: a
 // few rows per product, where streaming the weights dominates.

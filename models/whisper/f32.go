@@ -17,6 +17,16 @@ type f32Arith struct {
 	// float32 copy four times the size. The arithmetic is the same up to
 	// float32 rounding.
 	rowwise bool
+	// bytes makes the products of many rows read their weights as bytes
+	// too (LinearQ), on a backend that packs a byte weight as it
+	// multiplies (the CPU: gemm.SGEMMQ8): no float32 copy of a weight is
+	// folded and kept, which was most of the process's memory (Whisper
+	// base: 87 MB of folded weights plus 72 MB of their packed copies),
+	// for the same sums (the packed values are the dequantized ones) at a
+	// few per cent more time per product. The attention's projections and
+	// the cross-attention keys and values then run as separate products,
+	// since each weight has a scale of its own.
+	bytes bool
 	// bf16 lets the products of many rows round their operands to
 	// bfloat16 where the backend has bfloat16 units, and rowwise products
 	// round their rows to 16-bit fixed point where it has 8-bit
@@ -33,7 +43,7 @@ func (a f32Arith) q8() graph.LinearQOpts { return graph.LinearQOpts{Int16: a.bf1
 func (a f32Arith) linear(x graph.Tensor, l *linear) graph.Tensor {
 	g := a.g
 	bias := l.biasIn(g)
-	if a.rowwise {
+	if a.rowwise || a.bytes {
 		y := x.LinearQWith(l.w.Q.In(g), l.w.Scale.In(g), l.w.Zero.In(g), a.q8())
 		if l.bias.Valid() {
 			y = y.Add(bias)
@@ -59,7 +69,7 @@ func (a f32Arith) gelu(x graph.Tensor) graph.Tensor { return x.Gelu() }
 // weight and bias (exact: it is a power of two); both are weight-only, so
 // the engine builds them once.
 func (a f32Arith) qkv(x graph.Tensor, at *attention, scale float64) (q, k, v graph.Tensor) {
-	if a.rowwise || scale != math.Exp2(math.Round(math.Log2(scale))) {
+	if a.rowwise || a.bytes || scale != math.Exp2(math.Round(math.Log2(scale))) {
 		return separateQKV(a, x, at, scale)
 	}
 	g := a.g
@@ -73,6 +83,13 @@ func (a f32Arith) qkv(x graph.Tensor, at *attention, scale float64) (q, k, v gra
 // crossKV runs every layer's cross-attention key and value projections as
 // one product on the concatenated weights (built once per engine).
 func (a f32Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []graph.Tensor) {
+	if a.bytes {
+		for _, at := range cross {
+			keys = append(keys, a.linear(h, &at.k))
+			values = append(values, a.linear(h, &at.v))
+		}
+		return keys, values
+	}
 	g := a.g
 	d := h.Dim(-1)
 	var ws, bs []graph.Tensor

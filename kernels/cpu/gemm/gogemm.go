@@ -57,6 +57,7 @@ type sgemmJob struct {
 	vbuf, obuf []float32 // gemv: gathered strided vector, strided output
 
 	pb     *PackedB    // B packed beforehand (PackB), or nil
+	bq     quantB      // B as bytes, dequantized as it is packed (SGEMMQ8), when bq.q != nil
 	apack  []float32   // shared packed A block
 	ashort []float32   // short products: all of A, packed
 	bpack  [][]float32 // per worker slot: packed B block
@@ -93,15 +94,16 @@ func (e *Engine) goSGEMM(transA, transB bool, m, n, k int, alpha float32, a []fl
 		e.gemv(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads)
 		return
 	}
-	e.blocked(transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, c, ldc, threads)
+	e.blocked(transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, quantB{}, beta, c, ldc, threads)
 }
 
-// blocked runs the loop nest above; pb, when not nil, is B already packed
-// (and b is not read).
-func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, beta float32, c []float32, ldc int, threads int) {
+// blocked runs the loop nest above; pb, when not nil, is B already packed,
+// and bq, when it holds bytes, is B as bytes (op(B) = bqᵀ), packed as it
+// is dequantized (b is read in neither case).
+func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, bq quantB, beta float32, c []float32, ldc int, threads int) {
 	workers := workersFor(m, n, k, threads)
 	j := e.jobs.Get().(*sgemmJob)
-	j.pb = pb
+	j.pb, j.bq = pb, bq
 	if j.apack == nil { // jobs that only ever ran vector products skip it
 		j.apack = make([]float32, j.kern.mc*j.kern.kc)
 	}
@@ -115,7 +117,7 @@ func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []fl
 	depthBlock := ceilDiv(k, ceilDiv(k, kern.kc))
 	if pb != nil && m <= shortRows*kern.mr {
 		j.short(depthBlock, beta, workers)
-		j.a, j.b, j.c, j.pb = nil, nil, nil, nil
+		j.a, j.b, j.c, j.pb, j.bq = nil, nil, nil, nil, quantB{}
 		e.jobs.Put(j)
 		return
 	}
@@ -129,7 +131,7 @@ func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []fl
 			j.block(ic, min(rowBlock, m-ic), pc, min(depthBlock, k-pc), bEff, workers)
 		}
 	}
-	j.a, j.b, j.c, j.pb = nil, nil, nil, nil // do not pin the caller's memory in the pool
+	j.a, j.b, j.c, j.pb, j.bq = nil, nil, nil, nil, quantB{} // do not pin the caller's memory in the pool
 	e.jobs.Put(j)
 }
 
@@ -352,9 +354,15 @@ func (j *sgemmJob) compute(t, slot int) {
 	}
 	bp, tile := j.bpack[slot], j.tile[slot]
 	slivers := ceilDiv(j1-j0, nr)
-	if j.pb != nil {
+	switch {
+	case j.pb != nil:
 		bp = j.pb.block(j.pc)[j0*depth:]
-	} else {
+	case j.bq.q != nil:
+		for s := 0; s < slivers; s++ {
+			c0 := j0 + s*nr
+			j.bq.packSliver(bp[s*nr*depth:(s+1)*nr*depth], nr, min(nr, j1-c0), depth, c0, j.pc)
+		}
+	default:
 		for s := 0; s < slivers; s++ {
 			c0 := j0 + s*nr
 			packPanel(bp[s*nr*depth:(s+1)*nr*depth], nr, min(nr, j1-c0), depth, j.b, j.ldb, c0, j.pc, !j.transB)

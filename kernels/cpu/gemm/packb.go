@@ -69,5 +69,5 @@ func (e *Engine) SGEMMPackedB(transA bool, m int, a []float32, lda int, p *Packe
 		e.gemv(transA, p.transB, m, p.n, p.k, 1, a, lda, p.orig, p.ldb, 0, c, ldc, e.threads)
 		return
 	}
-	e.blocked(transA, p.transB, m, p.n, p.k, 1, a, lda, nil, 0, p, 0, c, ldc, e.threads)
+	e.blocked(transA, p.transB, m, p.n, p.k, 1, a, lda, nil, 0, p, quantB{}, 0, c, ldc, e.threads)
 }
