@@ -113,6 +113,18 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 	// A shorter window fills the first S positions of each row, the
 	// silence tail the rest.
 	S := h.Dim(-2)
+	if S < m.cfg.AudioCtx {
+		// The silence tail (a 30-s encoding, once per model) is made
+		// before this window's program runs, not after it: the window's
+		// program, smaller, then runs in the buffers the tail's left in
+		// the engine's pool, whereas the tail's, made after, found only
+		// smaller idle buffers and allocated its own beside them (listen
+		// jfk, base, peak RSS: 261 → 239 MiB).
+		if _, err := m.silence(ctx); err != nil {
+			release()
+			return nil, err
+		}
+	}
 	var effects []graph.Tensor
 	for b, s := range sessions {
 		for i := range m.dec.layers {
