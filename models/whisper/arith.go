@@ -38,8 +38,13 @@ type arith interface {
 	// as the export does), key and value projections of x.
 	qkv(x graph.Tensor, a *attention, scale float64) (q, k, v graph.Tensor)
 	// crossKV projects the encoder output h to the keys and values of
-	// every cross-attention in cross.
-	crossKV(h graph.Tensor, cross []*attention) (keys, values []graph.Tensor)
+	// every cross-attention in cross and calls use with each layer's, in
+	// order. Where they are separate products, each layer's are made right
+	// before its use, so that a program that stores them in states it does
+	// not read (a window's) holds one layer's at a time instead of every
+	// layer's (graph runs such a store as soon as its value is ready): 2·L
+	// products of S×d floats, 37 MB for base's 30-s silence tail.
+	crossKV(h graph.Tensor, cross []*attention, use func(layer int, k, v graph.Tensor))
 	// logits projects states x [rows, d] on the token embedding e
 	// [vocab, d] (proj_out is tied to embed_tokens), reading e as bytes.
 	logits(x graph.Tensor, e *param.Quantized) graph.Tensor

@@ -81,14 +81,14 @@ func (a f32Arith) qkv(x graph.Tensor, at *attention, scale float64) (q, k, v gra
 }
 
 // crossKV runs every layer's cross-attention key and value projections as
-// one product on the concatenated weights (built once per engine).
-func (a f32Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []graph.Tensor) {
+// one product on the concatenated weights (built once per engine), or,
+// reading the weights as bytes, as a product per projection.
+func (a f32Arith) crossKV(h graph.Tensor, cross []*attention, use func(layer int, k, v graph.Tensor)) {
 	if a.bytes {
-		for _, at := range cross {
-			keys = append(keys, a.linear(h, &at.k))
-			values = append(values, a.linear(h, &at.v))
+		for i, at := range cross {
+			use(i, a.linear(h, &at.k), a.linear(h, &at.v))
 		}
-		return keys, values
+		return
 	}
 	g := a.g
 	d := h.Dim(-1)
@@ -99,10 +99,8 @@ func (a f32Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []gr
 	}
 	y := h.LinearWith(graph.Concat(0, ws...), graph.Concat(0, bs...), a.mm())
 	for i := range cross {
-		keys = append(keys, y.Slice(-1, 2*i*d, (2*i+1)*d))
-		values = append(values, y.Slice(-1, (2*i+1)*d, (2*i+2)*d))
+		use(i, y.Slice(-1, 2*i*d, (2*i+1)*d), y.Slice(-1, (2*i+1)*d, (2*i+2)*d))
 	}
-	return keys, values
 }
 
 // logits reads the embedding as bytes with any number of rows: the

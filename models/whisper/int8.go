@@ -83,12 +83,10 @@ func (a int8Arith) qkv(x graph.Tensor, at *attention, scale float64) (q, k, v gr
 }
 
 // crossKV is one product per projection on the once-quantized h.
-func (a int8Arith) crossKV(h graph.Tensor, cross []*attention) (keys, values []graph.Tensor) {
-	for _, at := range cross {
-		keys = append(keys, a.linear(h, &at.k))
-		values = append(values, a.linear(h, &at.v))
+func (a int8Arith) crossKV(h graph.Tensor, cross []*attention, use func(layer int, k, v graph.Tensor)) {
+	for i, at := range cross {
+		use(i, a.linear(h, &at.k), a.linear(h, &at.v))
 	}
-	return keys, values
 }
 
 // logits is the export's float MatMul on the dequantized table, which

@@ -138,13 +138,12 @@ func (m *Model) silence(ctx context.Context) (*silenceTail, error) {
 	// An input, not a constant: the engine would fold a constant's whole
 	// encoder at compile time.
 	h := m.enc.forward(a, g.InputF32("silence", graph.Shape{1, c.NMels, c.Frames()}, feats))
-	keys, values := a.crossKV(h, m.dec.crossAttentions())
 	var effects []graph.Tensor
-	for i := range keys {
+	a.crossKV(h, m.dec.crossAttentions(), func(i int, k, v graph.Tensor) {
 		effects = append(effects,
-			g.Assign(t.k[i], splitHeads(keys[i], H).T(), 0, 0),
-			g.Assign(t.v[i], splitHeads(values[i], H).T(), 0, 0))
-	}
+			g.Assign(t.k[i], splitHeads(k, H).T(), 0, 0),
+			g.Assign(t.v[i], splitHeads(v, H).T(), 0, 0))
+	})
 	if _, err := m.eng.Eval(ctx, effects...); err != nil {
 		t.close()
 		return nil, fmt.Errorf("whisper: silence tail: %w", err)

@@ -103,7 +103,6 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 	h := hidden(g)
 	H := m.cfg.DecoderHeads
 	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
-	keys, values := m.encoderArith(g).crossKV(h, m.dec.crossAttentions())
 	member := func(x graph.Tensor, b int) graph.Tensor {
 		if count == 1 {
 			return x
@@ -126,13 +125,13 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 		}
 	}
 	var effects []graph.Tensor
-	for b, s := range sessions {
-		for i := range m.dec.layers {
+	m.encoderArith(g).crossKV(h, m.dec.crossAttentions(), func(i int, k, v graph.Tensor) {
+		for b, s := range sessions {
 			effects = append(effects,
-				g.Assign(s.crossK[i], perHeadT(member(keys[i], b)), 2, 0),
-				g.Assign(s.crossV[i], perHeadT(member(values[i], b)), 2, 0))
+				g.Assign(s.crossK[i], perHeadT(member(k, b)), 2, 0),
+				g.Assign(s.crossV[i], perHeadT(member(v, b)), 2, 0))
 		}
-	}
+	})
 	if _, err := m.eng.Eval(ctx, effects...); err != nil {
 		for _, s := range sessions {
 			s.tailFrom = m.cfg.AudioCtx // overwritten in part, perhaps

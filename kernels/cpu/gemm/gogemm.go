@@ -104,9 +104,6 @@ func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []fl
 	workers := workersFor(m, n, k, threads)
 	j := e.jobs.Get().(*sgemmJob)
 	j.pb, j.bq = pb, bq
-	if j.apack == nil { // jobs that only ever ran vector products skip it
-		j.apack = make([]float32, j.kern.mc*j.kern.kc)
-	}
 	j.transA, j.transB = transA, transB
 	j.m, j.n, j.k = m, n, k
 	j.a, j.b, j.c = a, b, c
@@ -122,6 +119,13 @@ func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []fl
 		return
 	}
 	rowBlock := roundUp(ceilDiv(m, ceilDiv(m, kern.mc)), kern.mr)
+	// The packed A block is as large as this product's block, not the
+	// largest one (mc×kc, 2.9 MB with the AVX-512 kernel): the pool holds
+	// a job per concurrent caller, and the attention's per-head products
+	// (depth 64) need a fraction of it.
+	if need := rowBlock * depthBlock; cap(j.apack) < need {
+		j.apack = make([]float32, need)
+	}
 	for ic := 0; ic < m; ic += rowBlock {
 		for pc := 0; pc < k; pc += depthBlock {
 			bEff := float32(1)
@@ -348,8 +352,10 @@ func (j *sgemmJob) compute(t, slot int) {
 	p0 := rowTask * j.panelsPerTask
 	p1 := min(j.panels, p0+j.panelsPerTask)
 
-	if j.bpack[slot] == nil {
-		j.bpack[slot] = make([]float32, kern.kc*kern.nc)
+	if need := depth * roundUp(j.colBlock, nr); cap(j.bpack[slot]) < need {
+		j.bpack[slot] = make([]float32, need) // this product's block, as apack
+	}
+	if j.tile[slot] == nil {
 		j.tile[slot] = make([]float32, mr*nr)
 	}
 	bp, tile := j.bpack[slot], j.tile[slot]
