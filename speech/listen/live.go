@@ -775,6 +775,14 @@ type liveState struct {
 	origin  int64
 	head    []Segment
 	headLen int
+	// loose: the last Final at a pause ended a sentence that the prefix
+	// leaves open (see finish), so the piece's own text begins after any
+	// punctuation its reading goes on with.
+	loose bool
+	// mark is the committed tokens up to the last Final at a pause (0:
+	// none since the origin), which read the audio up to markTo.
+	mark   int
+	markTo int64
 }
 
 // full returns the group's committed tokens: head's, then the prefix.
@@ -851,8 +859,14 @@ func (d *liveDecoder) boundary(id int32) bool {
 // token starts a word, or is punctuation that ends one (",", ".", "?",
 // "!", ";", ":" and their runs; not "-" or "'", which may join words).
 func (d *liveDecoder) wordEnd(id int32) bool {
-	if d.boundary(id) {
-		return true
+	return d.boundary(id) || d.punct(id)
+}
+
+// punct reports whether a token is punctuation that ends a word (see
+// wordEnd).
+func (d *liveDecoder) punct(id int32) bool {
+	if !d.text(id) {
+		return false
 	}
 	p, ok := d.puncts[id]
 	if !ok {
@@ -977,10 +991,15 @@ func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
 	for range len(s.agree.committed) - before {
 		s.commits = append(s.commits, now)
 	}
-	tentative := hyp[len(s.agree.committed):]
+	full := s.full()
+	seq := append(slices.Clone(full), hyp[len(s.agree.committed):]...)
+	own := d.ownStart(s, seq)
 	ev := Event{Kind: Partial, Utterance: it.utt, Start: float64(it.piece) / SampleRate, End: float64(it.to) / SampleRate}
 	tok := d.t.whisp.Tokenizer()
-	if ev.Committed, err = tok.Decode(s.full()[s.base:]); err != nil {
+	if ev.Committed, err = tok.Decode(full[min(own, len(full)):]); err != nil {
+		return err
+	}
+	if ev.Tentative, err = tok.Decode(seq[max(own, len(full)):]); err != nil {
 		return err
 	}
 	if long {
@@ -992,9 +1011,6 @@ func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
 		} else if n, steps, ok := wordCut(pre, words, tok); ok && origin+int64(steps)*tsSamples < it.to {
 			d.cut(s, n, steps, true)
 		}
-	}
-	if ev.Tentative, err = tok.Decode(tentative); err != nil {
-		return err
 	}
 	if s.partials == 0 {
 		if at := d.arr.at(it.speech); !at.IsZero() {
@@ -1024,7 +1040,17 @@ func (d *liveDecoder) promptOf(s *liveState) []int32 {
 	if len(s.head) == 0 {
 		return d.prompt
 	}
-	return nextPrompt(d.prompt, decodeSegments(s.head))
+	segs := decodeSegments(s.head)
+	tb := d.t.whisp.Tokenizer().Specials().TimestampBegin
+	for i, sg := range segs {
+		// A segment cut between two words gets a closing timestamp: tiny
+		// repeats a prompt whose last segment is left open.
+		if n := len(sg.Tokens); n > 0 && sg.Tokens[0] >= tb && sg.Tokens[n-1] < tb {
+			steps := int32((s.head[i].End-s.head[i].Start)/0.02 + 0.5)
+			segs[i].Tokens = append(slices.Clip(sg.Tokens), sg.Tokens[0]+steps)
+		}
+	}
+	return nextPrompt(d.prompt, segs)
 }
 
 // cut moves s's origin to timestamp step steps, the end of its first n
@@ -1063,6 +1089,7 @@ func (d *liveDecoder) cut(s *liveState, n int, steps int32, open bool) {
 	}
 	s.origin += int64(steps) * tsSamples
 	s.spec, s.specWords = nil, nil
+	s.mark = 0
 	d.origins.set(s.group, s.origin)
 }
 
@@ -1170,7 +1197,7 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 	have := tokensOf(segs)
 	now := time.Now()
 	d.recordCommits(s, segs, float64(it.speech)/SampleRate, now, tok)
-	own := dropTokens(segs, s.base, float64(it.piece)/SampleRate, tok)
+	own := dropTokens(segs, d.ownStart(s, have), float64(it.piece)/SampleRate, tok)
 	for i := range own {
 		own[i].ID, own[i].Utterance, own[i].EndsUtterance = d.next, it.utt, i == len(own)-1
 		d.next++
@@ -1196,23 +1223,66 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		// at 0.74 s) put the text's end past the speech that follows,
 		// and Whisper read nothing more ("4" for "4 Queen of Clothes",
 		// base).
+		//
+		// A sentence's end there is often the pause's, not the speaker's:
+		// the reading's audio ends with it. Continued after "global?",
+		// tiny read the "wealth tax" that followed as "Well, that's."
+		// (silero_test.wav). The prefix leaves out the sentence's end
+		// punctuation (the Final keeps it); without its closing timestamp
+		// too, tiny lost the next piece's words more often.
 		read := int32((it.to - origin) / tsSamples)
-		s.agree.committed = clampTimes(have[s.headLen:], tok.Specials().TimestampBegin, read)
-		s.agree.prev, s.base = nil, len(have)
-		for len(s.commits) < len(have) {
+		next := d.openEnd(have, s.headLen)
+		s.loose = len(next) < len(have)
+		s.agree.committed = clampTimes(next[s.headLen:], tok.Specials().TimestampBegin, read)
+		s.agree.prev, s.base = nil, len(next)
+		for len(s.commits) < len(next) {
 			s.commits = append(s.commits, time.Time{})
 		}
-		s.commits = s.commits[:len(have)]
-		if origin == s.origin && it.to-origin >= d.win.atPause && read > 0 {
-			// Long: the next piece is read from this pause on.
-			d.cut(s, len(s.agree.committed), read, false)
+		s.commits = s.commits[:len(next)]
+		if s.mark > 0 && origin == s.origin && it.to-origin >= d.win.atPause && s.markTo > origin {
+			// Long: the next piece is read from the pause before this one
+			// on, this piece its prefix (from this pause on, tiny lost the
+			// next piece's first words: "If at all.").
+			d.cut(s, s.mark, int32((s.markTo-origin)/tsSamples), false)
 		}
+		s.mark, s.markTo = len(s.agree.committed), it.to
 	} else {
 		d.origins.set(it.group, -1)
 		delete(d.states, it.group)
 		d.prompt = nextPrompt(d.prompt, append(s.done, decodeSegments(own)...))
 	}
 	return emit(stage.Frame[Event]{Offset: it.from, Rate: SampleRate, Entered: now, Payload: ev})
+}
+
+// openEnd returns ids without the sentence-end punctuation of their
+// last text (before closing timestamps), or ids when it has none; the
+// tokens before least stay.
+func (d *liveDecoder) openEnd(ids []int32, least int) []int32 {
+	j := len(ids)
+	for j > least && !d.text(ids[j-1]) {
+		j--
+	}
+	i := j
+	for i > least && d.sentenceEnd(ids[i-1]) {
+		i--
+	}
+	if i == j {
+		return ids
+	}
+	return slices.Concat(ids[:i], ids[j:])
+}
+
+// ownStart returns where a piece's own text begins in seq (the group's
+// tokens, committed and read): after the tokens of the Finals before
+// it, and after the punctuation and timestamps that begin it when the
+// last of those Finals ended a sentence its prefix left open (that
+// Final has them).
+func (d *liveDecoder) ownStart(s *liveState, seq []int32) int {
+	i := s.base
+	for s.loose && i < len(seq) && (!d.text(seq[i]) || d.punct(seq[i])) {
+		i++
+	}
+	return i
 }
 
 // close ends a group whose last Final was handed over at a pause: its

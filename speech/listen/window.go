@@ -1,6 +1,7 @@
 package listen
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -20,13 +21,16 @@ import (
 // what was said since the last committed segment.
 const (
 	// cutAtPause: at a Final at a pause, a reading that covers at least
-	// this much audio moves its origin to the pause (the audio read ahead
-	// of it): the cut lies in real silence, and the next piece keeps up
-	// to this much of the speech before it as acoustic context.
+	// this much audio moves its origin to the Final at a pause before
+	// (the audio read ahead of it): the cut lies in real silence, and the
+	// next piece is read as the continuation of the one just final, with
+	// its audio. Cut at the pause itself, tiny lost the next piece's
+	// first words ("If at all." on silero_test.wav).
 	cutAtPause = 8 * time.Second
 	// cutAtWord: a partial reading longer than this moves its origin to
 	// the end of the last committed segment (Whisper's closing
-	// timestamp), for speech without pauses of Options.FinalPause.
+	// timestamp), else between two committed words (timed by aligning
+	// the reading), for speech without pauses of Options.FinalPause.
 	cutAtWord = 12 * time.Second
 )
 
@@ -127,9 +131,9 @@ func wordCut(ids []int32, words []Word, tok *tokenizer.Tokenizer) (int, int32, b
 	if k < 0 {
 		return 0, 0, false
 	}
-	chars := 0
+	var want strings.Builder
 	for _, w := range words[:k+1] {
-		chars += len(w.Text)
+		want.WriteString(w.Text)
 	}
 	steps := int32((words[k].End+words[k+1].Start)/2/0.02 + 0.5)
 	if steps <= 0 {
@@ -143,10 +147,13 @@ func wordCut(ids []int32, words []Word, tok *tokenizer.Tokenizer) (int, int32, b
 		}
 		text = append(text, id)
 		s, err := tok.Decode(text)
-		if err != nil || len(s) > chars {
+		if err != nil || len(s) > want.Len() {
 			return 0, 0, false
 		}
-		if len(s) == chars {
+		if len(s) == want.Len() {
+			if s != want.String() {
+				return 0, 0, false
+			}
 			return n + 1, steps, true
 		}
 	}

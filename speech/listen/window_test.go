@@ -170,13 +170,111 @@ func TestLiveWindow(t *testing.T) {
 			// A reading covers what was said since the last cut (atWord,
 			// then the words left after it, a cadence step and the
 			// padding): uncut, the Final at the VAD's close reads all 12 s.
-			if limit := 8 * time.Second; res.Read.Max > limit || res.Read.Count == 0 {
+			// The origin moves only past committed words: when decoding
+			// is too slow to commit any (-race on 2 busy cores: 11
+			// readings), there is no bound to check.
+			switch limit := 8 * time.Second; {
+			case res.Read.Count == 0:
+				t.Error("no reading")
+			case res.Partials < 15:
+				t.Logf("only %d partials: decoding too slow to check the bound", res.Partials)
+			case res.Read.Max > limit:
 				t.Errorf("%d readings, the longest %v of audio; want at most %v", res.Read.Count, res.Read.Max, limit)
 			}
 			if r := wer.Compare(strings.Join(want, " "), got); r.Errors() > 3 {
 				t.Errorf("final %q, offline %q: %d word errors", got, strings.Join(want, " "), r.Errors())
 			}
 			t.Logf("readings %d: p50 %v, max %v", res.Read.Count, res.Read.P50, res.Read.Max)
+		})
+	}
+}
+
+// TestWordCut: a cut between words leaves minWordsAfter committed words
+// after it, lies halfway into the gap after the word before, and counts
+// the tokens of the words before it.
+func TestWordCut(t *testing.T) {
+	tok := needTiny(t).whisp.Tokenizer()
+	tb := tok.Specials().TimestampBegin
+	enc := func(s string) []int32 {
+		ids, err := tok.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	head := enc(" And so my")
+	ids := slices.Concat([]int32{tb}, head, enc(" fellow Americans, ask"))
+	words := []Word{{Text: " And", End: 0.3}, {Text: " so", Start: 0.3, End: 0.6}, {Text: " my", Start: 0.6, End: 0.9},
+		{Text: " fellow", Start: 1.1, End: 1.4}, {Text: " Americans,", Start: 1.4, End: 2}, {Text: " ask", Start: 2.2, End: 2.5}}
+	for _, c := range []struct {
+		name  string
+		words []Word
+		n     int
+		steps int32
+		ok    bool
+	}{
+		{"after my", words, 1 + len(head), 50, true},
+		{"too few words", words[:3], 0, 0, false},
+		{"words that do not spell the tokens", append([]Word{{Text: " Ask", End: 0.3}}, words[1:]...), 0, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, steps, ok := wordCut(ids, c.words, tok)
+			if n != c.n || steps != c.steps || ok != c.ok {
+				t.Errorf("wordCut = %d, %d, %v; want %d, %d, %v", n, steps, ok, c.n, c.steps, c.ok)
+			}
+		})
+	}
+}
+
+// TestOpenEnd: the prefix a piece continues after a Final at a pause
+// loses the sentence end of that Final's last text, not its closing
+// timestamps nor the tokens before least, and ownStart then skips the
+// punctuation the next reading begins with.
+func TestOpenEnd(t *testing.T) {
+	d := &liveDecoder{t: needTiny(t), words: map[int32]bool{}, puncts: map[int32]bool{}, ends: map[int32]bool{}}
+	tok := d.t.whisp.Tokenizer()
+	tb := tok.Specials().TimestampBegin
+	enc := func(s string) []int32 {
+		ids, err := tok.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	global, q, comma := enc(" a 4% global"), enc("?"), enc(",")
+	for _, c := range []struct {
+		name  string
+		ids   []int32
+		least int
+		want  []int32
+	}{
+		{"question", slices.Concat([]int32{tb}, global, q, []int32{tb + 100}), 0, slices.Concat([]int32{tb}, global, []int32{tb + 100})},
+		{"no closing timestamp", slices.Concat([]int32{tb}, global, q), 0, slices.Concat([]int32{tb}, global)},
+		{"comma stays", slices.Concat([]int32{tb}, global, comma, []int32{tb + 100}), 0, slices.Concat([]int32{tb}, global, comma, []int32{tb + 100})},
+		{"before least", slices.Concat([]int32{tb}, global, q, []int32{tb + 100}), 1 + len(global) + len(q), slices.Concat([]int32{tb}, global, q, []int32{tb + 100})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := d.openEnd(slices.Clone(c.ids), c.least); !slices.Equal(got, c.want) {
+				t.Errorf("openEnd = %v, want %v", got, c.want)
+			}
+		})
+	}
+	wealth := enc(" wealth tax")
+	for _, c := range []struct {
+		name  string
+		loose bool
+		seq   []int32
+		want  int
+	}{
+		{"loose: punctuation and timestamps skipped", true, slices.Concat(global, q, []int32{tb + 100, tb + 101}, wealth), len(global) + len(q) + 2},
+		{"loose, own text first", true, slices.Concat(global, wealth), len(global)},
+		{"not loose", false, slices.Concat(global, q, wealth), len(global)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &liveState{base: len(global), loose: c.loose}
+			if got := d.ownStart(s, c.seq); got != c.want {
+				t.Errorf("ownStart = %d, want %d", got, c.want)
+			}
 		})
 	}
 }
