@@ -45,6 +45,10 @@ type arith interface {
 	// layer's (graph runs such a store as soon as its value is ready): 2·L
 	// products of S×d floats, 37 MB for base's 30-s silence tail.
 	crossKV(h graph.Tensor, cross []*attention, use func(layer int, k, v graph.Tensor))
+	// mlpRows is the most rows of an MLP's input it computes at once (0:
+	// all of them): its hidden layer, 4·d wide, held twice (fc1's output
+	// and its GELU), is the largest value of an encoder pass.
+	mlpRows() int
 	// logits projects states x [rows, d] on the token embedding e
 	// [vocab, d] (proj_out is tied to embed_tokens), reading e as bytes.
 	logits(x graph.Tensor, e *param.Quantized) graph.Tensor

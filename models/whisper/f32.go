@@ -103,6 +103,21 @@ func (a f32Arith) crossKV(h graph.Tensor, cross []*attention, use func(layer int
 	}
 }
 
+// mlpRowsBytes is how many rows an MLP computes at once when its products
+// read the weights as bytes (the CPU): half a 30-s window, so that the
+// silence tail's pass (1500 rows) needs no more memory than a window of
+// 15 s. Tiny's pass held fc1's output and its GELU, 2 × 9.2 MB, in its
+// 20.7 MB arena; base's 2 × 12.3 MB in 27.6 MB. Windows of 15 s or less
+// are computed whole; a longer one packs each MLP weight once more.
+const mlpRowsBytes = 750
+
+func (a f32Arith) mlpRows() int {
+	if a.bytes {
+		return mlpRowsBytes
+	}
+	return 0
+}
+
 // logits reads the embedding as bytes with any number of rows: the
 // float32 table would be four times the bytes (80 MB for tiny), kept for
 // every engine.

@@ -89,6 +89,10 @@ func (a int8Arith) crossKV(h graph.Tensor, cross []*attention, use func(layer in
 	}
 }
 
+// mlpRows is 0: the export quantizes each activation as a whole, so a
+// block of rows would quantize differently.
+func (a int8Arith) mlpRows() int { return 0 }
+
 // logits is the export's float MatMul on the dequantized table, which
 // LinearQ computes reading the table as bytes.
 func (a int8Arith) logits(x graph.Tensor, e *param.Quantized) graph.Tensor {

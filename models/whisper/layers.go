@@ -61,7 +61,20 @@ func newMLP(s *param.Scope, d, ffn int) mlp {
 }
 
 func (m *mlp) forward(a arith, x graph.Tensor) graph.Tensor {
-	return x.Add(a.linear(a.gelu(a.linear(a.layerNorm(x, &m.ln), &m.fc1)), &m.fc2))
+	hidden := func(x graph.Tensor) graph.Tensor {
+		return a.linear(a.gelu(a.linear(a.layerNorm(x, &m.ln), &m.fc1)), &m.fc2)
+	}
+	n, most := x.Dim(-2), a.mlpRows()
+	if most == 0 || n <= most {
+		return x.Add(hidden(x))
+	}
+	// Every row is computed on its own, so in blocks of rows the values
+	// are the same; only the hidden layer of one block is held at a time.
+	var parts []graph.Tensor
+	for r := 0; r < n; r += most {
+		parts = append(parts, hidden(x.Slice(-2, r, min(n, r+most))))
+	}
+	return x.Add(graph.Concat(-2, parts...))
 }
 
 // biasIn adds the bias to g, or returns the zero Tensor for a layer
