@@ -190,6 +190,12 @@ const readAhead = 64 * time.Millisecond
 // unless Options.Temperature says otherwise), so the Final does not stray
 // from the committed words it continues.
 //
+// On long speech a reading does not start at the VAD utterance's
+// start: once it covers 8 s, the next piece is read from the Final at a
+// pause before the last, and past 12 s without such a pause from the
+// end of a committed segment or between two committed words; the text
+// before is the prompt, and stays committed.
+//
 // When decoding falls behind, partials come less often (never queued:
 // the next one reads the newest audio) and a partial in progress gives
 // way to a Final; the audio waiting is bounded by the pipeline's
