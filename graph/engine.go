@@ -329,5 +329,5 @@ func (e *Engine) compile(ctx context.Context, brief bool, outs []Tensor) (*Progr
 		}
 		p = e.addPlan(key, p)
 	}
-	return e.newProgram(p, g, c.orig, brief)
+	return e.newProgram(p, g, c.orig, brief, false)
 }

@@ -80,7 +80,7 @@ func (c *compiler) foldConstants() error {
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
 		p.users = 1 // runs once, uncached: released when prog closes
-		prog, err := c.e.newProgram(p, g, sc.orig, true)
+		prog, err := c.e.newProgram(p, g, sc.orig, true, true)
 		if err != nil {
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}

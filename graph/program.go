@@ -11,16 +11,18 @@ import (
 )
 
 // newProgram binds a plan to buffers of its own; brief says the program
-// lives for one run (see getBuf). The caller has counted the program as a
-// user of p (lookupPlan, addPlan); Close, or a failure here, ends that.
-func (e *Engine) newProgram(p *plan, g *Graph, order []uint32, brief bool) (*Program, error) {
-	prog := &Program{e: e, p: p, g: g, bufs: make([]kernels.Buffer, p.nslots), brief: brief}
+// lives for one run (see getBuf), once that it is the only run of its plan
+// in the engine's life (folding constants; see Program.getBuf). The caller
+// has counted the program as a user of p (lookupPlan, addPlan); Close, or a
+// failure here, ends that.
+func (e *Engine) newProgram(p *plan, g *Graph, order []uint32, brief, once bool) (*Program, error) {
+	prog := &Program{e: e, p: p, g: g, bufs: make([]kernels.Buffer, p.nslots), brief: brief, once: once}
 	var err error
 	if prog.q, err = e.getQueue(false); err != nil {
 		e.donePlan(p)
 		return nil, err
 	}
-	if prog.bufs[0], err = e.getBuf(false, p.arenaBytes, brief); err != nil {
+	if prog.bufs[0], err = prog.getBuf(p.arenaBytes); err != nil {
 		prog.Close()
 		return nil, fmt.Errorf("graph: arena of %d bytes: %w", p.arenaBytes, err)
 	}
@@ -30,7 +32,7 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32, brief bool) (*Pro
 	prog.inputs = make([]uint32, len(p.inputs))
 	for k, in := range p.inputs {
 		prog.inputs[k] = order[in.pos]
-		if prog.bufs[p.inputSlot(k)], err = e.getBuf(false, in.bytes, brief); err != nil {
+		if prog.bufs[p.inputSlot(k)], err = prog.getBuf(in.bytes); err != nil {
 			prog.Close()
 			return nil, fmt.Errorf("graph: input buffer: %w", err)
 		}
@@ -38,7 +40,7 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32, brief bool) (*Pro
 	prog.outputs = make([]uint32, len(p.outputs))
 	for k, out := range p.outputs {
 		prog.outputs[k] = order[out.pos]
-		if prog.bufs[p.outputSlot(k)], err = e.getBuf(false, out.bytes, brief); err != nil {
+		if prog.bufs[p.outputSlot(k)], err = prog.getBuf(out.bytes); err != nil {
 			prog.Close()
 			return nil, fmt.Errorf("graph: output buffer: %w", err)
 		}
@@ -116,6 +118,7 @@ type Program struct {
 	unified bool     // mirrors alias device memory: no copies, only waits
 
 	brief bool // lives for one Eval (see Engine.getBuf)
+	once  bool // the only run of its plan (see getBuf)
 }
 
 // Steps returns the number of kernel launches one Run makes.
@@ -284,12 +287,12 @@ func (p *Program) Close() {
 		_ = p.q.Sync(context.Background())
 		e.putQueue(false, p.q)
 	}
-	e.putBuf(false, p.bufs[0], p.p.arenaBytes)
+	p.putBuf(p.bufs[0], p.p.arenaBytes)
 	for k, in := range p.p.inputs {
-		e.putBuf(false, p.bufs[p.p.inputSlot(k)], in.bytes)
+		p.putBuf(p.bufs[p.p.inputSlot(k)], in.bytes)
 	}
 	for k, out := range p.p.outputs {
-		e.putBuf(false, p.bufs[p.p.outputSlot(k)], out.bytes)
+		p.putBuf(p.bufs[p.p.outputSlot(k)], out.bytes)
 	}
 	if p.hq != nil {
 		_ = p.hq.Sync(context.Background())
@@ -302,6 +305,28 @@ func (p *Program) Close() {
 	}
 	p.bufs, p.hbufs = nil, nil
 	e.donePlan(p.p)
+}
+
+// getBuf returns a device buffer of size bytes for the program, from the
+// engine's pool; for a program that runs once, straight from the backend:
+// neither its buffers nor its needs then stay in the pool, whose bound
+// follows the most that open programs needed. Folding a model's weights
+// needs them all at once, its largest program by far: Whisper base's bf16
+// encoder folded 105 MB, and the pool then kept 180 MB of idle buffers.
+func (p *Program) getBuf(size int) (kernels.Buffer, error) {
+	if p.once {
+		return p.e.backend.Alloc(size)
+	}
+	return p.e.getBuf(false, size, p.brief)
+}
+
+// putBuf gives back a buffer from getBuf, asked for as size bytes.
+func (p *Program) putBuf(b kernels.Buffer, size int) {
+	if !p.once {
+		p.e.putBuf(false, b, size)
+	} else if b != nil {
+		p.e.backend.Free(b)
+	}
 }
 
 // Value is a tensor's contents on the host.
