@@ -12,10 +12,13 @@ import (
 // below:
 //
 //   - f32 (f32.go): dequantized weights, float32 activations, fused
-//     kernels; with many rows per product (the encoder) the attention's
-//     three projections and the cross-attention keys and values of every
-//     layer run as one product each; with a few rows (rowwise: the decoder
-//     steps) the products read the 8-bit weights as bytes (LinearQ).
+//     kernels; with a few rows (rowwise: the decoder steps), and on the
+//     CPU with any number, the products read the 8-bit weights as bytes
+//     (LinearQ; the CPU packs them for the encoder's products as it
+//     multiplies, and runs its MLPs in blocks of rows); with many rows
+//     elsewhere (a GPU's encoder) the attention's three projections and
+//     the cross-attention keys and values of every layer run as one
+//     product each on the folded float32 weights.
 //   - bf16 (bf16.go): f32 with the products of many rows (the encoder's
 //     linear layers and convolutions, the cross-attention keys and
 //     values) rounded to bfloat16 where the backend has bfloat16 units,

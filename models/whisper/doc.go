@@ -7,9 +7,16 @@
 // export, converted to PyTorch names). One model code runs them in three
 // precisions:
 //
-//   - F32 (the default) dequantizes every weight once, when the first
-//     program is compiled (a weight-only subgraph the engine folds and
-//     caches), and runs float32 activations throughout.
+//   - F32 (the default) runs float32 activations throughout on the
+//     weights dequantized exactly ((q − zero)·scale in float32). On the
+//     CPU no float32 copy of a linear layer's weight is kept: every
+//     product reads its weight as bytes (LinearQ); one of many rows (the
+//     encoder's) packs its weight panels from the bytes as it multiplies,
+//     the same values the GEMM on a dequantized copy would read, so the
+//     same sums (gemm.SGEMMQ8). The two convolutions' weights (2 % of the
+//     model), and on a GPU every weight, are dequantized once, when the
+//     first program is compiled (a weight-only subgraph the engine folds
+//     and caches).
 //   - Int8 runs the export's own arithmetic, node for node: each quantized
 //     matrix product quantizes its activation per tensor
 //     (DynamicQuantizeLinear), multiplies in integers (MatMulInteger,
@@ -54,6 +61,17 @@
 // by the model: compiled programs are keyed by the state they touch, so a
 // reused state finds its programs compiled (one per position and batch
 // size, compiled on first use).
+//
+// Where the memory goes (F32 on the CPU, listen on jfk): the weights file,
+// mapped (tiny 40 MB, base 76 MB); the cross-attention keys and values of
+// a window and of the silence tail, 1500 positions each (tiny 18 MB each,
+// base 37 MB), and the self-attention caches (tiny 5.5 MB, base 11 MB per
+// hypothesis); the buffers of the largest encoder pass, the silence
+// tail's (tiny 13 MB, base 17 MB: its MLPs run in blocks of 750 rows),
+// which the windows' programs then reuse; the rest is the tokenizer, the
+// log-mel and the GEMM's packing buffers. Peak RSS on jfk, whole listen
+// process: tiny 140 MiB, base 216 MiB (whisper.cpp, f16 weights: 148 and
+// 238; reports/2026-11-24-whisper-memory.md).
 //
 // Where the time goes: the encoder is a few large matrix products and
 // attention (graph's fused Attention kernel: heads read in place, scores

@@ -7,8 +7,10 @@ import (
 	"github.com/tensorforge/forge/models/param"
 )
 
-// f32Arith runs float32 activations on weights dequantized once (a
-// weight-only subgraph the engine folds and caches), with fused kernels.
+// f32Arith runs float32 activations, with fused kernels, on weights
+// dequantized once (a weight-only subgraph the engine folds and caches) or,
+// where the backend packs byte weights as it multiplies (bytes), read as
+// bytes by every product.
 type f32Arith struct {
 	g *graph.Graph
 	// rowwise marks graphs with a few rows per product (decoder steps),
