@@ -216,7 +216,7 @@ func dynamicQuantizeCases(rng *rand.Rand) []*kcase {
 
 func linearQCases(rng *rand.Rand) []*kcase {
 	var cs []*kcase
-	for i := range 10 {
+	for i := range 12 {
 		m, k, n := 1+rng.IntN(6), 1+rng.IntN(70), 1+rng.IntN(9)
 		switch i {
 		case 1:
@@ -225,6 +225,10 @@ func linearQCases(rng *rand.Rand) []*kcase {
 			m, k, n = 1, 1536, 70 // a decoder step's wide product
 		case 3:
 			m, k, n = 11, 384, 33 // more rows than one pass takes
+		case 10:
+			m, k, n = 19+rng.IntN(14), 384, 31 // a batch of sequences' step
+		case 11:
+			m, k, n = 16+rng.IntN(20), 40+rng.IntN(70), 4096+rng.IntN(70) // wide: in tiles on a GPU
 		}
 		wdt, w := byteWeight(rng, n, k)
 		zero := randValues(rng, wdt, -128, 255, scalarShape(rng)...)

@@ -55,15 +55,13 @@ func (m *attention) forwardCached(a arith, x, mask graph.Tensor, kv *selfKV, lay
 }
 
 // forwardCross is the decoder's cross-attention of x [B, n, d] over the
-// window's keys and values, held per head transposed ([heads, dh, 1500]:
-// see session) and shared by all hypotheses. probe, when not nil, sees the
-// query heads [B, heads, n, dh] and the keys (align reads the
-// attention weights of chosen heads).
-func (m *attention) forwardCross(a arith, x graph.Tensor, keys, values *graph.State, probe func(qh, kT graph.Tensor)) graph.Tensor {
-	g := x.Graph()
+// window's keys and values kT and vT, held per head transposed ([heads,
+// dh, 1500]: see session) and shared by all hypotheses (or [B, heads, dh,
+// 1500], a window per row of a Batch). probe, when not nil, sees the query
+// heads [B, heads, n, dh] and the keys (align reads the attention weights
+// of chosen heads).
+func (m *attention) forwardCross(a arith, x, kT, vT graph.Tensor, probe func(qh, kT graph.Tensor)) graph.Tensor {
 	q := a.linear(x, &m.q).MulScalar(m.scale())
-	kT := g.ReadState(keys)
-	vT := g.ReadState(values)
 	qh := splitHeads(q, m.heads)
 	if probe != nil {
 		probe(qh, kT)

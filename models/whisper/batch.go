@@ -2,6 +2,7 @@ package whisper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -36,33 +37,57 @@ type Batch struct {
 
 	crossK, crossV []*graph.State // per layer: [size, heads, dh, 1500]
 	selfK, selfV   []*graph.State // per layer: [size, 448, d]
+	// One slot's worth of each, where a sequence moving to a lower slot
+	// passes through.
+	moveK, moveV, moveSelfK, moveSelfV []*graph.State
 
-	run    sync.Mutex // held while a program reads or writes the batch's states
-	steps  map[batchKey]*batchStep
-	copies map[any]*slotCopy // by *session (its keys and values) or *kvCache (a one-hypothesis cache)
+	run     sync.Mutex // held while a program reads or writes the batch's states
+	moveOut *slotCopy  // copies a slot into the move states
+	out     [2]readBack
+	turn    int // of out, for the next round
+	steps   map[batchKey]*batchStep
+	copies  map[any]*slotCopy // by *session (its keys and values) or *kvCache (a one-hypothesis cache)
 
 	mu      sync.Mutex
-	free    []int          // unused slots
+	owner   []*Window      // per slot: the window in it, or nil
 	pos     []int64        // per slot: the position its next token takes
 	active  int            // windows stepping in the batch (joined, decode not finished)
+	min     int            // windows below which a formed batch dissolves
+	formed  bool           // min windows have been in the batch since it was last empty
+	solo    bool           // dissolving: windows step alone until the batch is empty
 	pending []*stepRequest // steps waiting for the next round
 	running bool           // a round is running
 	closed  bool
 
-	rounds, sequences int64 // rounds run and sequence steps in them (Stats)
+	stats BatchStats
+}
+
+// BatchStats counts a Batch's work.
+type BatchStats struct {
+	Rounds    int64         // batched steps run
+	Sequences int64         // sequence steps in them (Sequences/Rounds is the mean occupancy)
+	Busy      time.Duration // time inside rounds: setting inputs, running, reading logits
+	Moves     int64         // sequences moved to a lower slot as others left
 }
 
 // batchKey is what a batched step program's shape depends on.
 type batchKey struct {
+	slots  int // the first slots it runs (a power of two up to size, or size)
 	length int // cache positions attended (attendLength)
-	rows   int // logit rows read (a power of two up to size)
+	rows   int // logit rows read (a power of two up to slots)
 }
 
 // batchStep is a compiled batched decoder step and its inputs.
 type batchStep struct {
 	prog           *graph.Program
 	ids, pos, rows graph.Tensor
-	logits         []float32
+}
+
+// readBack is a buffer the logits of a round are read into, and the
+// windows still copying their rows out of it.
+type readBack struct {
+	buf    []float32
+	copied sync.WaitGroup
 }
 
 // slotCopy is a compiled copy of window states into a slot.
@@ -77,11 +102,38 @@ type stepRequest struct {
 	token  int32
 	logits []float32
 	done   chan error
+	// The round leaves the logits in src, a row of its read-back buffer,
+	// and each window copies its own (side by side, not one after the
+	// other in the round), then tells copied.
+	src    []float32
+	copied *sync.WaitGroup
+}
+
+// take copies the round's logits into the caller's row.
+func (r *stepRequest) take(err error) error {
+	if r.src != nil {
+		copy(r.logits, r.src)
+		r.src = nil
+		r.copied.Done()
+	}
+	return err
 }
 
 // MaxBatch is the most sequences TranscribeMany decodes as one batch;
 // recordings beyond it step alone.
 const MaxBatch = 32
+
+// batchMinSequences is how many windows a batch needs to be worth it: once
+// it has had that many, and fewer remain, the rest step alone. On an H100
+// a round of 8 of Whisper tiny's sequences took 1.5 ms, where 8 windows
+// stepping alone from their own goroutines (their CUDA graphs overlap on
+// separate streams) took 0.86 ms for a step each; a round of 32, 3.0 ms
+// against 5.0.
+const batchMinSequences = 16
+
+// errAlone tells a window that the batch dissolved: its state is back in
+// its own caches, and it steps alone.
+var errAlone = errors.New("whisper: batch dissolved")
 
 // batchLinger is how long a round waits for windows that joined but have
 // not asked for their next step yet (between two steps a window only
@@ -106,8 +158,15 @@ func (m *Model) NewBatch(size int) (*Batch, error) {
 		b.closeStates()
 		return nil, err
 	}
-	for i := size - 1; i >= 0; i-- {
-		b.free = append(b.free, i)
+	b.owner = make([]*Window, size)
+	b.min = min(batchMinSequences, size)
+	if b.moveK, b.moveV, err = m.layerStates("batch.move.cross", graph.Shape{1, H, c.DModel / H, c.AudioCtx}); err != nil {
+		b.closeStates()
+		return nil, err
+	}
+	if b.moveSelfK, b.moveSelfV, err = m.layerStates("batch.move.self", graph.Shape{1, c.TextCtx, c.DModel}); err != nil {
+		b.closeStates()
+		return nil, err
 	}
 	return b, nil
 }
@@ -115,12 +174,11 @@ func (m *Model) NewBatch(size int) (*Batch, error) {
 // Size returns the number of sequences the batch holds at once.
 func (b *Batch) Size() int { return b.size }
 
-// Stats returns the rounds run so far and the sequence steps they held
-// (their ratio is the mean batch occupancy).
-func (b *Batch) Stats() (rounds, sequences int64) {
+// Stats returns what the batch has run so far.
+func (b *Batch) Stats() BatchStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.rounds, b.sequences
+	return b.stats
 }
 
 // Close releases the batch's state and programs. Close the windows that
@@ -137,16 +195,21 @@ func (b *Batch) Close() error {
 	for _, c := range b.copies {
 		c.prog.Close()
 	}
+	if b.moveOut != nil {
+		b.moveOut.prog.Close()
+		b.moveOut = nil
+	}
 	b.steps, b.copies = map[batchKey]*batchStep{}, map[any]*slotCopy{}
 	b.closeStates()
 	return nil
 }
 
 func (b *Batch) closeStates() {
-	for _, st := range slices.Concat(b.crossK, b.crossV, b.selfK, b.selfV) {
+	for _, st := range slices.Concat(b.crossK, b.crossV, b.selfK, b.selfV, b.moveK, b.moveV, b.moveSelfK, b.moveSelfV) {
 		st.Close()
 	}
 	b.crossK, b.crossV, b.selfK, b.selfV = nil, nil, nil, nil
+	b.moveK, b.moveV, b.moveSelfK, b.moveSelfV = nil, nil, nil, nil
 }
 
 // join puts w's sequence into the batch: a slot (kept until the window
@@ -160,12 +223,15 @@ func (b *Batch) join(ctx context.Context, w *Window) (bool, error) {
 		return false, ErrClosed
 	}
 	if w.slot < 0 {
-		if len(b.free) == 0 {
+		free := slices.Index(b.owner, nil) // the lowest: rounds run over the first slots in use
+		if free < 0 || b.solo {
 			b.mu.Unlock()
 			return false, nil
 		}
-		w.slot = b.free[len(b.free)-1]
-		b.free = b.free[:len(b.free)-1]
+		w.slot, b.owner[free] = free, w
+		if b.usedLocked() >= b.min {
+			b.formed = true
+		}
 	}
 	b.mu.Unlock()
 
@@ -269,9 +335,24 @@ func (b *Batch) leave(w *Window) {
 func (b *Batch) release(w *Window) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.free = append(b.free, w.slot)
+	b.releaseLocked(w)
+}
+
+// releaseLocked frees w's slot; a formed batch left with fewer than min
+// windows dissolves, and an empty one may form again.
+func (b *Batch) releaseLocked(w *Window) {
+	if w.slot < 0 {
+		return
+	}
+	b.owner[w.slot] = nil
 	b.pos[w.slot] = 0
 	w.slot = -1
+	switch used := b.usedLocked(); {
+	case used == 0:
+		b.formed, b.solo = false, false
+	case b.formed && used < b.min:
+		b.solo = true
+	}
 	w.slotCross, w.slotSelf = false, false
 }
 
@@ -283,12 +364,13 @@ func (b *Batch) step(ctx context.Context, w *Window, token int32, logits []float
 		r = &stepRequest{done: make(chan error, 1)}
 		w.request = r
 	}
-	r.slot, r.token, r.logits = w.slot, token, logits
+	r.token, r.logits = token, logits
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return ErrClosed
 	}
+	r.slot = w.slot // a round may move w to a lower slot, under b.mu
 	b.pending = append(b.pending, r)
 	b.startLocked()
 	b.mu.Unlock()
@@ -302,7 +384,7 @@ func (b *Batch) step(ctx context.Context, w *Window, token int32, logits []float
 	for {
 		select {
 		case err := <-r.done:
-			return err
+			return r.take(err)
 		case <-w.linger.C:
 			// Windows that joined are late: run without them.
 			b.mu.Lock()
@@ -318,7 +400,7 @@ func (b *Batch) step(ctx context.Context, w *Window, token int32, logits []float
 				return fmt.Errorf("whisper: batch step: %w", ctx.Err())
 			}
 			b.mu.Unlock()
-			return <-r.done // in a round already: its result
+			return r.take(<-r.done) // in a round already: its result
 		}
 	}
 }
@@ -339,15 +421,19 @@ func (b *Batch) startRoundLocked() {
 	b.pending = nil
 	go func() {
 		for len(reqs) > 0 {
+			start := time.Now()
 			err := b.round(reqs)
+			busy := time.Since(start)
 			b.mu.Lock()
 			for _, r := range reqs {
 				if err == nil {
 					b.pos[r.slot]++
 				}
 			}
-			b.rounds++
-			b.sequences += int64(len(reqs))
+			// A dissolved round's windows step alone from here on.
+			b.stats.Rounds++
+			b.stats.Sequences += int64(len(reqs))
+			b.stats.Busy += busy
 			for _, r := range reqs {
 				r.done <- err
 			}
@@ -363,10 +449,13 @@ func (b *Batch) startRoundLocked() {
 	}()
 }
 
-// round runs one batched step for reqs (one per slot at most): every slot
-// runs, those without a request on a placeholder token at their next
-// position, which their own next step overwrites before it is read.
+// round runs one batched step for reqs (one per slot at most) over the
+// first slots, as many as a power of two that holds the windows in the
+// batch (after moving windows from the slots past them into free ones
+// below): those without a request run on a placeholder token at their
+// next position, which their own next step overwrites before it is read.
 func (b *Batch) round(reqs []*stepRequest) error {
+	ctx := context.Background() // a round serves several callers; each waits on its own context
 	b.run.Lock()
 	defer b.run.Unlock()
 	b.mu.Lock()
@@ -374,7 +463,20 @@ func (b *Batch) round(reqs []*stepRequest) error {
 		b.mu.Unlock()
 		return ErrClosed
 	}
-	ids := make([]int64, b.size)
+	if b.solo {
+		err := b.dissolveLocked(ctx, reqs)
+		b.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("whisper: batch: %w", err)
+		}
+		return errAlone
+	}
+	if err := b.compactLocked(ctx, reqs); err != nil {
+		b.mu.Unlock()
+		return fmt.Errorf("whisper: batch: %w", err)
+	}
+	k := b.slotsLocked()
+	ids := make([]int64, k)
 	pos := make([]int64, b.size)
 	need := 1
 	for s := range b.size {
@@ -391,12 +493,11 @@ func (b *Batch) round(reqs []*stepRequest) error {
 	for R < len(rows) {
 		R *= 2
 	}
-	R = min(R, b.size)
+	R = min(R, k)
 	for len(rows) < R {
 		rows = append(rows, rows[0])
 	}
-	ctx := context.Background() // a round serves several callers; each waits on its own context
-	bs, err := b.program(ctx, batchKey{length: attendLength(need, b.m.cfg.TextCtx), rows: R})
+	bs, err := b.program(ctx, batchKey{slots: k, length: attendLength(need, b.m.cfg.TextCtx), rows: R})
 	if err != nil {
 		return fmt.Errorf("whisper: batch step: %w", err)
 	}
@@ -411,42 +512,174 @@ func (b *Batch) round(reqs []*stepRequest) error {
 	if err := bs.prog.Run(ctx); err != nil {
 		return fmt.Errorf("whisper: batch step: %w", err)
 	}
-	if err := bs.prog.ReadF32(ctx, 0, bs.logits); err != nil {
+	// Two read-back buffers take turns, so the windows of one round copy
+	// their rows while the next runs; a buffer's last readers are done
+	// long before its turn comes again, but it waits for them.
+	V := b.m.cfg.Vocab
+	turn := &b.out[b.turn]
+	b.turn ^= 1
+	turn.copied.Wait()
+	turn.buf = slices.Grow(turn.buf[:0], R*V)[:R*V]
+	if err := bs.prog.ReadF32(ctx, 0, turn.buf); err != nil {
 		return fmt.Errorf("whisper: batch step: %w", err)
 	}
-	V := b.m.cfg.Vocab
+	turn.copied.Add(len(reqs))
 	for i, r := range reqs {
-		copy(r.logits, bs.logits[i*V:(i+1)*V])
+		r.src, r.copied = turn.buf[i*V:(i+1)*V], &turn.copied
 	}
 	return nil
 }
 
+// usedLocked returns how many slots hold a window.
+func (b *Batch) usedLocked() int {
+	used := 0
+	for _, w := range b.owner {
+		if w != nil {
+			used++
+		}
+	}
+	return used
+}
+
+// slotsLocked returns how many of the first slots a round runs: the
+// least power of two (or the size) that holds every window in the batch.
+func (b *Batch) slotsLocked() int {
+	used := b.usedLocked()
+	k := 1
+	for k < used {
+		k *= 2
+	}
+	return min(k, b.size)
+}
+
+// compactLocked moves the windows in slots past the round's first ones
+// into free slots below (a slot's keys, values, cache and position), so
+// that a batch whose sequences end at different times runs fewer slots,
+// not the same number for its last few.
+func (b *Batch) compactLocked(ctx context.Context, reqs []*stepRequest) error {
+	k := b.slotsLocked()
+	for j := b.size - 1; j >= k; j-- {
+		w := b.owner[j]
+		if w == nil {
+			continue
+		}
+		i := slices.Index(b.owner, nil)
+		if err := b.move(ctx, j, i); err != nil {
+			return err
+		}
+		b.owner[i], b.owner[j] = w, nil
+		b.pos[i], b.pos[j] = b.pos[j], 0
+		b.stats.Moves++
+		w.slot = i
+		for _, r := range slices.Concat(reqs, b.pending) {
+			if r.slot == j {
+				r.slot = i
+			}
+		}
+	}
+	return nil
+}
+
+// dissolveLocked copies the caches of reqs' windows back from their slots
+// into the windows' own and frees the slots; the windows step alone from
+// this request on.
+func (b *Batch) dissolveLocked(ctx context.Context, reqs []*stepRequest) error {
+	for _, r := range reqs {
+		w := b.owner[r.slot]
+		c, err := b.copyOut(ctx, w.cache)
+		if err != nil {
+			return err
+		}
+		if err := c.run(ctx, i64Bytes([]int64{int64(r.slot)})); err != nil {
+			return err
+		}
+		b.active--
+		b.releaseLocked(w)
+		w.slotCross, w.slotSelf = false, false
+	}
+	return nil
+}
+
+// copyOut returns the program that copies a slot's self-attention cache
+// into a one-hypothesis cache c.
+func (b *Batch) copyOut(ctx context.Context, c *kvCache) (*slotCopy, error) {
+	key := [2]any{"out", c}
+	if p := b.copies[key]; p != nil {
+		return p, nil
+	}
+	g := graph.New()
+	slot := g.Input("slot", graph.I64, graph.Shape{1})
+	zero := g.ConstI64(graph.Shape{1}, []int64{0})
+	var effects []graph.Tensor
+	for i := range c.k {
+		for _, p := range [][2]*graph.State{{b.selfK[i], c.k[i]}, {b.selfV[i], c.v[i]}} {
+			st := g.UpdateState(p[1], g.ReadState(p[0]).Gather(0, slot), 0, zero)
+			effects = append(effects, st.Reshape(st.Shape().Len()).Slice(0, 0, 1))
+		}
+	}
+	prog, err := b.m.eng.Compile(ctx, effects...)
+	if err != nil {
+		return nil, err
+	}
+	p := &slotCopy{prog: prog, slot: slot}
+	b.copies[key] = p
+	return p, nil
+}
+
+// move copies slot from's state into slot to, through the move states.
+func (b *Batch) move(ctx context.Context, from, to int) error {
+	if b.moveOut == nil {
+		g := graph.New()
+		slot := g.Input("slot", graph.I64, graph.Shape{1})
+		zero := g.ConstI64(graph.Shape{1}, []int64{0})
+		var effects []graph.Tensor
+		for i := range b.crossK {
+			for _, p := range [][2]*graph.State{{b.crossK[i], b.moveK[i]}, {b.crossV[i], b.moveV[i]}, {b.selfK[i], b.moveSelfK[i]}, {b.selfV[i], b.moveSelfV[i]}} {
+				st := g.UpdateState(p[1], g.ReadState(p[0]).Gather(0, slot), 0, zero)
+				effects = append(effects, st.Reshape(st.Shape().Len()).Slice(0, 0, 1))
+			}
+		}
+		prog, err := b.m.eng.Compile(ctx, effects...)
+		if err != nil {
+			return err
+		}
+		b.moveOut = &slotCopy{prog: prog, slot: slot}
+	}
+	if err := b.moveOut.run(ctx, i64Bytes([]int64{int64(from)})); err != nil {
+		return err
+	}
+	in, err := b.copyProgram(ctx, b, slices.Concat(b.moveK, b.moveSelfK), slices.Concat(b.moveV, b.moveSelfV), slices.Concat(b.crossK, b.selfK), slices.Concat(b.crossV, b.selfV))
+	if err != nil {
+		return err
+	}
+	return in.run(ctx, i64Bytes([]int64{int64(to)}))
+}
+
 // program returns the batched step for key, compiling it the first time:
-// ids [size, 1] at positions [size] (one per slot), logits of the slots
-// listed in rows.
+// ids [slots, 1] of the first slots, positions [size] (one per slot),
+// logits of the slots listed in rows.
 func (b *Batch) program(ctx context.Context, key batchKey) (*batchStep, error) {
 	if bs := b.steps[key]; bs != nil {
 		return bs, nil
 	}
-	m, S := b.m, b.size
+	m, S, k := b.m, b.size, key.slots
 	g := graph.New()
 	bs := &batchStep{
-		ids:  g.Input("ids", graph.I64, graph.Shape{S, 1}),
+		ids:  g.Input("ids", graph.I64, graph.Shape{k, 1}),
 		pos:  g.Input("positions", graph.I64, graph.Shape{S}),
 		rows: g.Input("rows", graph.I64, graph.Shape{key.rows}),
 	}
-	a := m.stepArith(g, S)
-	x := m.dec.forward(a, bs.ids, bs.pos.Reshape(S, 1), key.length, decoderPass{
-		crossK: b.crossK, crossV: b.crossV,
-		kv: &selfKV{k: b.selfK, v: b.selfV, pos: bs.pos, length: key.length},
+	a := m.stepArith(g, k)
+	x := m.dec.forward(a, bs.ids, bs.pos.Slice(0, 0, k).Reshape(k, 1), key.length, decoderPass{
+		crossK: b.crossK, crossV: b.crossV, slots: k,
+		kv: &selfKV{k: b.selfK, v: b.selfV, pos: bs.pos, length: key.length, slots: k},
 	})
-	out := m.dec.logits(a, x.Reshape(S, m.cfg.DModel).Gather(0, bs.rows))
+	out := m.dec.logits(a, x.Reshape(k, m.cfg.DModel).Gather(0, bs.rows))
 	prog, err := m.eng.Compile(ctx, out)
 	if err != nil {
 		return nil, err
 	}
 	bs.prog = prog
-	bs.logits = make([]float32, key.rows*m.cfg.Vocab)
 	b.steps[key] = bs
 	return bs, nil
 }

@@ -35,11 +35,13 @@ func greedySteps(ctx context.Context, w *whisper.Window, prefix []int32, steps, 
 	return out, nil
 }
 
-// TestBatchMatchesAlone: windows of three clips, started on prefixes of
-// different lengths, stepped greedily through one Batch at once give the
-// logits each gives stepped alone (relative L2 ≤ 1e-5, same argmax); the
-// rounds held more than one sequence; a fourth window finds no free slot
-// and steps alone, as correctly.
+// TestBatchMatchesAlone: windows of four clips, started on prefixes of
+// different lengths and stepped greedily for different numbers of steps
+// through one Batch of eight slots (which never has the windows to
+// dissolve at), give the logits each gives stepped alone (relative L2 ≤ 1e-5, same argmax): the rounds held more than one
+// sequence; the fourth window takes the second's slot when it leaves, and
+// when the fourth leaves in turn, the third moves down a slot (the rounds
+// run over the first two).
 func TestBatchMatchesAlone(t *testing.T) {
 	m := model(t, "tiny", whisper.F32)
 	V := m.Config().Vocab
@@ -55,7 +57,7 @@ func TestBatchMatchesAlone(t *testing.T) {
 		append([]int32{prompt, 2000, 2001, 2002, 2003, 2004, 2005, 2006}, sot...),
 		sot,
 	}
-	const steps = 24
+	steps := []int{24, 3, 24, 12}
 	windows := make([]*whisper.Window, len(clips))
 	for i, c := range clips {
 		a, err := m.NewAudio(clipSamples(t, c))
@@ -74,12 +76,12 @@ func TestBatchMatchesAlone(t *testing.T) {
 	}
 	alone := make([][][]float32, len(clips))
 	for i, w := range windows {
-		if alone[i], err = greedySteps(bg, w, prefixes[i], steps, V); err != nil {
+		if alone[i], err = greedySteps(bg, w, prefixes[i], steps[i], V); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	b, err := m.NewBatch(3)
+	b, err := m.NewBatch(8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +89,20 @@ func TestBatchMatchesAlone(t *testing.T) {
 	together := make([][][]float32, len(clips))
 	errs := make([]error, len(clips))
 	var wg sync.WaitGroup
+	secondLeft := make(chan struct{})
 	for i, w := range windows {
 		w.UseBatch(b)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			together[i], errs[i] = greedySteps(bg, w, prefixes[i], steps, V)
+			if i == 3 {
+				<-secondLeft
+			}
+			together[i], errs[i] = greedySteps(bg, w, prefixes[i], steps[i], V)
+			w.UseBatch(nil) // leaves its slot
+			if i == 1 {
+				close(secondLeft)
+			}
 		}()
 	}
 	wg.Wait()
@@ -100,21 +110,95 @@ func TestBatchMatchesAlone(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("%s: %v", c, errs[i])
 		}
-		for s := range steps {
+		for s := range steps[i] {
 			got, want := together[i][s], alone[i][s]
 			if rel := relL2(got, want); rel > 1e-5 || argmaxRow(got) != argmaxRow(want) {
 				t.Fatalf("%s step %d: batched logits rel L2 %.2g from alone's, argmax %d vs %d", c, s, rel, argmaxRow(got), argmaxRow(want))
 			}
 		}
 	}
-	rounds, seqs := b.Stats()
+	st := b.Stats()
+	rounds, seqs := st.Rounds, st.Sequences
 	if rounds == 0 || float64(seqs)/float64(rounds) < 1.5 {
 		t.Errorf("%d sequence steps in %d rounds: the windows did not step together", seqs, rounds)
 	}
-	if seqs != 3*steps {
-		t.Errorf("%d sequence steps in the batch, want %d (three slots; the fourth window steps alone)", seqs, 3*steps)
+	if seqs != 63 {
+		t.Errorf("%d sequence steps in the batch, want all 63", seqs)
 	}
-	t.Logf("%d sequence steps in %d rounds", seqs, rounds)
+	if st.Moves == 0 {
+		t.Error("no sequence moved to a lower slot")
+	}
+	t.Logf("%d sequence steps in %d rounds, %d moves", seqs, rounds, st.Moves)
+}
+
+// TestBatchDissolves: in a batch of two, once one window leaves, the other
+// continues alone (the batch is not worth running for one) from its own
+// cache, with the logits it gives stepped alone throughout.
+func TestBatchDissolves(t *testing.T) {
+	m := model(t, "tiny", whisper.F32)
+	V := m.Config().Vocab
+	sot, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var windows []*whisper.Window
+	for _, c := range []string{"jfk", "goforward"} {
+		a, err := m.NewAudio(clipSamples(t, c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feats, err := a.Features(nil, 0)
+		a.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := m.Encode(bg, feats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		windows = append(windows, w)
+	}
+	steps := []int{16, 4}
+	alone := make([][][]float32, 2)
+	for i, w := range windows {
+		if alone[i], err = greedySteps(bg, w, sot, steps[i], V); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := m.NewBatch(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	together := make([][][]float32, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, w := range windows {
+		w.UseBatch(b)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			together[i], errs[i] = greedySteps(bg, w, sot, steps[i], V)
+			w.UseBatch(nil)
+		}()
+	}
+	wg.Wait()
+	for i := range windows {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		for s := range steps[i] {
+			if rel := relL2(together[i][s], alone[i][s]); rel > 1e-5 {
+				t.Fatalf("window %d step %d: logits rel L2 %.2g from alone's", i, s, rel)
+			}
+		}
+	}
+	st := b.Stats()
+	if st.Sequences >= int64(steps[0]+steps[1]) || st.Sequences < int64(2*steps[1]) {
+		t.Errorf("%d sequence steps in the batch: want the first %d rounds of both, and the rest of the first window's alone", st.Sequences, steps[1])
+	}
+	t.Logf("%d sequence steps in %d rounds", st.Sequences, st.Rounds)
 }
 
 // TestBatchErrors: a batch needs a size; a step whose context ends while it
@@ -177,6 +261,28 @@ func TestBatchErrors(t *testing.T) {
 	}
 	w1.Finish()
 	w2.Finish()
+
+	// A batch of one: the second window finds no free slot and steps
+	// alone.
+	one, err := m.NewBatch(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	for _, w := range []*whisper.Window{w1, w2} {
+		w.UseBatch(one)
+		if err := w.Start(bg, 1, sot, []int{len(sot) - 1}, row); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Step(bg, []int32{440}, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := one.Stats(); st.Sequences != 1 {
+		t.Errorf("%d sequence steps in a batch of one, want 1 (the second window steps alone)", st.Sequences)
+	}
+	w1.UseBatch(b)
+	w2.UseBatch(b)
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

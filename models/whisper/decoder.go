@@ -2,6 +2,7 @@ package whisper
 
 import (
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/models/param"
 )
 
@@ -63,9 +64,19 @@ func (d *decoder) crossAttentions() []*attention {
 // the self-attention keys and values go, and an optional probe of the
 // cross-attention (see attention.forwardCross).
 type decoderPass struct {
-	crossK, crossV []*graph.State // per layer: [heads, dh, 1500], or [B, heads, dh, 1500] for a batch of windows
+	crossK, crossV []*graph.State // per layer: [heads, dh, 1500], or [slots, heads, dh, 1500] for a Batch
+	slots          int            // a Batch's first slots that the run reads (0: all)
 	kv             *selfKV        // nil: attend over the tokens given only
 	probe          func(layer int, qh, kT graph.Tensor)
+}
+
+// cross returns layer i's cross-attention keys and values.
+func (p *decoderPass) cross(g *graph.Graph, i int) (k, v graph.Tensor) {
+	k, v = g.ReadState(p.crossK[i]), g.ReadState(p.crossV[i])
+	if p.slots > 0 {
+		k, v = k.Slice(0, 0, p.slots), v.Slice(0, 0, p.slots)
+	}
+	return k, v
 }
 
 // forward embeds ids [B, n] at positions [n] (I64), or [B, n] when the
@@ -83,12 +94,13 @@ func (d *decoder) forward(a arith, ids, positions graph.Tensor, cols int, p deco
 		if p.probe != nil {
 			probe = func(qh, kT graph.Tensor) { p.probe(i, qh, kT) }
 		}
-		x = d.layers[i].forward(a, x, mask, i, p.kv, p.crossK[i], p.crossV[i], probe)
+		kT, vT := p.cross(g, i)
+		x = d.layers[i].forward(a, x, mask, i, p.kv, kT, vT, probe)
 	}
 	return a.layerNorm(x, &d.ln)
 }
 
-func (l *decoderLayer) forward(a arith, x, mask graph.Tensor, i int, kv *selfKV, crossK, crossV *graph.State, probe func(qh, kT graph.Tensor)) graph.Tensor {
+func (l *decoderLayer) forward(a arith, x, mask graph.Tensor, i int, kv *selfKV, crossK, crossV graph.Tensor, probe func(qh, kT graph.Tensor)) graph.Tensor {
 	x = x.Add(l.selfAttn.forwardCached(a, a.layerNorm(x, &l.selfAttnLN), mask, kv, i))
 	x = x.Add(l.crossAttn.forwardCross(a, a.layerNorm(x, &l.crossAttnLN), crossK, crossV, probe))
 	return l.mlp.forward(a, x)
@@ -109,6 +121,7 @@ type selfKV struct {
 	k, v   []*graph.State
 	pos    graph.Tensor
 	length int
+	slots  int // a Batch's first slots that the run computes (0: all rows)
 }
 
 func (c *selfKV) keys(layer int, k graph.Tensor) graph.Tensor {
@@ -126,5 +139,11 @@ func (c *selfKV) values(layer int, v graph.Tensor) graph.Tensor {
 }
 
 func (c *selfKV) append(st *graph.State, t graph.Tensor) graph.Tensor {
+	if rows := st.Shape()[0]; c.slots > 0 && c.slots < rows {
+		// The other slots get zeros at their next position, which
+		// their own next step overwrites before it is read.
+		t = t.Pad(kernels.PadConstant, 0, []int{0, 0, 0}, []int{rows - c.slots, 0, 0})
+		return t.Graph().UpdateState(st, t, 1, c.pos).Slice(0, 0, c.slots).Slice(1, 0, c.length)
+	}
 	return t.Graph().UpdateState(st, t, 1, c.pos).Slice(1, 0, c.length)
 }

@@ -2,6 +2,7 @@ package whisper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -24,7 +25,8 @@ type Window struct {
 	ids     []int64
 	scratch []int64 // position and logit-row inputs
 
-	// Batched steps (see Batch): slot is w's place in batch (-1 for none);
+	// Batched steps (see Batch): slot is w's place in batch (-1 for none;
+	// read and moved under the batch's lock);
 	// stepping says its steps go there (its own cache lags behind);
 	// slotCross and slotSelf that the slot holds its encoder keys and
 	// values, and its current self-attention cache.
@@ -33,6 +35,7 @@ type Window struct {
 	stepping  bool
 	slotCross bool
 	slotSelf  bool
+	alone     bool // the batch dissolved during this decode: step alone until the next Start
 	request   *stepRequest
 	linger    *time.Timer
 }
@@ -195,9 +198,7 @@ func (w *Window) Close() error {
 	}
 	if w.batch != nil {
 		w.Finish()
-		if w.slot >= 0 {
-			w.batch.release(w)
-		}
+		w.batch.release(w)
 	}
 	w.m.release(w.s)
 	w.s, w.cache = nil, nil
@@ -212,9 +213,7 @@ func (w *Window) UseBatch(b *Batch) {
 	}
 	if w.batch != nil {
 		w.Finish()
-		if w.slot >= 0 {
-			w.batch.release(w)
-		}
+		w.batch.release(w)
 	}
 	w.batch = b
 }
@@ -263,6 +262,7 @@ func (w *Window) Start(ctx context.Context, beams int, prefix []int32, at []int,
 	}
 	w.Finish()
 	w.slotSelf = false // a batch slot's copy of the cache is stale from here on
+	w.alone = false
 	w.cache, w.beams, w.pos = cache, beams, 0
 	w.ids = w.ids[:0]
 	for range beams {
@@ -293,7 +293,7 @@ func (w *Window) Step(ctx context.Context, tokens []int32, logits [][]float32) e
 	if err := w.checkTokens(tokens); err != nil {
 		return err
 	}
-	if w.batch != nil && w.beams == 1 {
+	if w.batch != nil && w.beams == 1 && !w.alone {
 		if !w.stepping {
 			joined, err := w.batch.join(ctx, w)
 			if err != nil {
@@ -302,11 +302,17 @@ func (w *Window) Step(ctx context.Context, tokens []int32, logits [][]float32) e
 			w.stepping = joined
 		}
 		if w.stepping {
-			if err := w.batch.step(ctx, w, tokens[0], logits[0]); err != nil {
+			err := w.batch.step(ctx, w, tokens[0], logits[0])
+			switch {
+			case errors.Is(err, errAlone):
+				// The batch dissolved; the cache is back in w's own.
+				w.stepping, w.alone = false, true
+			case err != nil:
 				return err
+			default:
+				w.pos++
+				return nil
 			}
-			w.pos++
-			return nil
 		}
 	}
 	w.ids = w.ids[:0]
