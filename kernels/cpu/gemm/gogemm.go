@@ -112,7 +112,7 @@ func (e *Engine) blocked(transA, transB bool, m, n, k int, alpha float32, a []fl
 
 	kern := j.kern
 	depthBlock := ceilDiv(k, ceilDiv(k, kern.kc))
-	if pb != nil && m <= shortRows*kern.mr {
+	if (pb != nil || bq.q != nil) && m <= shortRows*kern.mr {
 		j.short(depthBlock, beta, workers)
 		j.a, j.b, j.c, j.pb, j.bq = nil, nil, nil, nil, quantB{}
 		e.jobs.Put(j)
@@ -199,10 +199,12 @@ func (j *sgemmJob) task(t, slot int) {
 const shortRows = 16
 
 // short computes a product of a few rows of A by a packed B (a text
-// encoder's tokens by a weight) in one parallel phase: A, small, is packed
-// whole first, and each task runs every depth block of its columns. Such
-// products are bound by streaming the weight; the blocked loop's two
-// barriers per depth block cost more than their arithmetic.
+// encoder's tokens by a weight), or by a byte B that each task packs for
+// its columns (SGEMMQ8: Whisper's shortest windows), in one parallel
+// phase: A, small, is packed whole first, and each task runs every depth
+// block of its columns. Such products are bound by streaming the weight;
+// the blocked loop's two barriers per depth block cost more than their
+// arithmetic.
 func (j *sgemmJob) short(depthBlock int, beta float32, workers int) {
 	kern := j.kern
 	mr := kern.mr
@@ -249,7 +251,20 @@ func (j *sgemmJob) shortTask(t, slot int) {
 			beta = j.beta
 		}
 		ablk := j.ashort[pc*j.panels*mr:]
-		bblk := j.pb.block(pc)[j0*depth:]
+		var bblk []float32
+		if j.bq.q != nil {
+			// Bytes: this task's slivers of the depth block, packed here.
+			if need := depth * roundUp(j1-j0, nr); cap(j.bpack[slot]) < need {
+				j.bpack[slot] = make([]float32, need)
+			}
+			bblk = j.bpack[slot]
+			for c0 := j0; c0 < j1; c0 += nr {
+				o := (c0 - j0) * depth
+				j.bq.packSliver(bblk[o:o+nr*depth], nr, min(nr, j1-c0), depth, c0, pc)
+			}
+		} else {
+			bblk = j.pb.block(pc)[j0*depth:]
+		}
 		for ir := 0; ir < j.panels; ir++ {
 			ap := ablk[ir*mr*depth:]
 			i := ir * mr
