@@ -789,6 +789,28 @@ type liveState struct {
 	// none since the origin), which read the audio up to markTo.
 	mark   int
 	markTo int64
+	// strict is the prefix with the sentence end that loose leaves out,
+	// for a Final that read nothing after the open one (tighten).
+	strict []int32
+}
+
+// minRetry is the least speech a Final reads again after a strict
+// prefix when it read nothing after an open one (0.5 s).
+const minRetry = SampleRate / 2
+
+// tighten makes the prefix strict: the tokens of the Finals before,
+// their sentence end included.
+func (s *liveState) tighten() {
+	if s.mark == len(s.agree.committed) {
+		s.mark = len(s.strict)
+	}
+	s.agree.committed, s.agree.prev, s.strict, s.loose = s.strict, nil, nil, false
+	s.base = s.headLen + len(s.agree.committed)
+	for len(s.commits) < s.base {
+		s.commits = append(s.commits, time.Time{})
+	}
+	s.commits = s.commits[:s.base]
+	s.spec, s.specWords = nil, nil
 }
 
 // full returns the group's committed tokens: head's, then the prefix.
@@ -1085,6 +1107,11 @@ func (d *liveDecoder) cut(s *liveState, n int, steps int32, open bool) {
 		s.agree.prev = nil
 	}
 	s.agree.committed = rest(c)
+	if s.strict != nil && equalPrefix(s.strict, c[:n]) {
+		s.strict = rest(s.strict)
+	} else {
+		s.strict = nil
+	}
 	if open { // one token more after the head's: <|0.00|>
 		if len(s.commits) > s.headLen {
 			s.commits = slices.Insert(s.commits, s.headLen, time.Time{})
@@ -1201,9 +1228,17 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 	segs := append(slices.Clone(s.head), d.segments(tr, words, origin, it.to, s.agree.committed)...)
 	tok := d.t.whisp.Tokenizer()
 	have := tokensOf(segs)
+	own := dropTokens(segs, d.ownStart(s, have), float64(it.piece)/SampleRate, tok)
+	if len(own) == 0 && s.strict != nil && len(samples) > 0 && it.speechEnd-it.speech >= minRetry {
+		// Nothing after a prefix left open, from half a second of speech
+		// or more (a click is often nothing): under load (10 on the two
+		// cores) tiny read nothing more after "wealth tax" and lost the
+		// lecture's last sentence. Read again after the sentence's end.
+		s.tighten()
+		return d.finish(ctx, it, emit)
+	}
 	now := time.Now()
 	d.recordCommits(s, segs, float64(it.speech)/SampleRate, now, tok)
-	own := dropTokens(segs, d.ownStart(s, have), float64(it.piece)/SampleRate, tok)
 	for i := range own {
 		own[i].ID, own[i].Utterance, own[i].EndsUtterance = d.next, it.utt, i == len(own)-1
 		d.next++
@@ -1238,7 +1273,10 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		// too, tiny lost the next piece's words more often.
 		read := int32((it.to - origin) / tsSamples)
 		next := d.openEnd(have, s.headLen)
-		s.loose = len(next) < len(have)
+		s.loose, s.strict = len(next) < len(have), nil
+		if s.loose {
+			s.strict = clampTimes(have[s.headLen:], tok.Specials().TimestampBegin, read)
+		}
 		s.agree.committed = clampTimes(next[s.headLen:], tok.Specials().TimestampBegin, read)
 		s.agree.prev, s.base = nil, len(next)
 		for len(s.commits) < len(next) {

@@ -278,3 +278,28 @@ func TestOpenEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestTighten: a Final that read nothing after a prefix left open reads
+// again after the strict one: the prefix, its base and the pause mark
+// take the sentence end back.
+func TestTighten(t *testing.T) {
+	open := []int32{1000, 5, 6, 1010}
+	strict := []int32{1000, 5, 6, 7, 1010}
+	for _, c := range []struct {
+		name           string
+		mark, wantMark int
+	}{
+		{"mark at the open prefix's end", len(open), len(strict)},
+		{"mark before", 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &liveState{headLen: 2, base: 2 + len(open), loose: true, strict: slices.Clone(strict), mark: c.mark}
+			s.agree.committed = slices.Clone(open)
+			s.commits = make([]time.Time, s.base)
+			s.tighten()
+			if !slices.Equal(s.agree.committed, strict) || s.base != 2+len(strict) || s.loose || s.strict != nil || s.mark != c.wantMark || len(s.commits) != s.base {
+				t.Errorf("after tighten: committed %v, base %d, loose %v, strict %v, mark %d, %d commit times", s.agree.committed, s.base, s.loose, s.strict, s.mark, len(s.commits))
+			}
+		})
+	}
+}
