@@ -68,6 +68,7 @@ type BatchStats struct {
 	Sequences int64         // sequence steps in them (Sequences/Rounds is the mean occupancy)
 	Busy      time.Duration // time inside rounds: setting inputs, running, reading logits
 	Moves     int64         // sequences moved to a lower slot as others left
+	Alone     int64         // sequences sent on alone when the batch dissolved
 }
 
 // batchKey is what a batched step program's shape depends on.
@@ -594,6 +595,7 @@ func (b *Batch) dissolveLocked(ctx context.Context, reqs []*stepRequest) error {
 			return err
 		}
 		b.active--
+		b.stats.Alone++
 		b.releaseLocked(w)
 		w.slotCross, w.slotSelf = false, false
 	}
