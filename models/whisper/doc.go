@@ -104,8 +104,9 @@
 // int8.go (the export's arithmetic). session.go holds a window's decoding
 // state (cross-attention keys and values, self-attention caches, the
 // compiled step programs) and its pooling; window.go is the decode.Decoder
-// over it. The decoder step a GPU backend captures is Window.program:
-// decoder.forward on stepArith.
+// over it; batch.go the Batch, the same decoder.forward over slots. The
+// decoder step a GPU backend captures is Window.program: decoder.forward
+// on stepArith.
 //
 // Typical use:
 //
