@@ -768,7 +768,11 @@ func (o LinearQOpts) attr() any {
 // zero point (w's dtype), and float32 t [..., in]: weight-only quantization.
 // The weight is dequantized on the fly, never stored as float32, so a
 // product with few rows of t (a decoder step) streams a quarter of the bytes
-// of Linear on the dequantized weight; for many rows prefer that.
+// of Linear on the dequantized weight. For many rows it depends on the
+// backend: the CPU dequantizes the weight's panels as it packs them for a
+// blocked product, as fast as Linear on a float32 copy, while a backend
+// whose kernel is made for a few rows (CUDA's) is faster with Linear on
+// the dequantized weight.
 func (t Tensor) LinearQ(w, scale, zeroPoint Tensor) Tensor {
 	return t.LinearQWith(w, scale, zeroPoint, LinearQOpts{})
 }
