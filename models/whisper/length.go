@@ -129,6 +129,10 @@ func (m *Model) silence(ctx context.Context) (*silenceTail, error) {
 			*dst = append(*dst, st)
 		}
 	}
+	if m.tails.load(ctx, m, t) {
+		m.tail = t
+		return t, nil
+	}
 	feats := make([]float32, c.NMels*c.Frames())
 	for i := range feats {
 		feats[i] = silenceFloor
@@ -148,7 +152,9 @@ func (m *Model) silence(ctx context.Context) (*silenceTail, error) {
 		t.close()
 		return nil, fmt.Errorf("whisper: silence tail: %w", err)
 	}
+	m.tails.store(ctx, m, t)
 	m.tail = t
+	m.tailEncodes++
 	return t, nil
 }
 

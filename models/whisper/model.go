@@ -3,6 +3,7 @@ package whisper
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/tensorforge/forge/dsp/mel"
@@ -31,8 +32,10 @@ type Model struct {
 	melMu sync.Mutex
 	mel   *mel.Extractor
 
-	tailMu sync.Mutex
-	tail   *silenceTail // computed on the first RealLength window shorter than 30 s
+	tailMu      sync.Mutex
+	tail        *silenceTail // computed on the first RealLength window shorter than 30 s
+	tails       tailCache    // where it is kept between processes
+	tailEncodes int          // times it was computed, not read
 
 	mu     sync.Mutex
 	idle   []*session // decoding state of closed windows, for reuse
@@ -106,6 +109,9 @@ func New(eng *graph.Engine, a *weights.Artifact, prec Precision, opts ...Option)
 		return nil, fmt.Errorf("whisper: %w", err)
 	}
 	m := &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, enc: enc, dec: dec, tok: tok, mel: ex, sha: a.Manifest.WeightsSHA256}
+	if a.Dir != "" && m.sha != "" {
+		m.tails = tailCache{dir: filepath.Join(a.Dir, "derived"), version: buildVersion()}
+	}
 	for _, o := range opts {
 		if err := o(m); err != nil {
 			return nil, err
