@@ -21,12 +21,13 @@ import (
 // So the model keeps it beside its weights, keyed by all of that, and a
 // later process reads 18 MB (tiny; base 37 MB) instead of encoding it.
 //
-// The key holds the build's VCS revision, so a cache is written only by a
-// build that has one and no local modifications (go build in a clean
-// checkout); test binaries and modified trees always compute. A file is
-// its states' bytes followed by their SHA-256; one that does not check
-// out is computed again and replaced (written to a temporary file and
-// renamed, so a reader never sees half of one).
+// The key holds the build's VCS revision when it has one and no local
+// modifications, else the executable's path, size and modification time,
+// so a rebuilt binary never reads what another build wrote. A file is its
+// states' bytes followed by their SHA-256; one that does not check out is
+// computed again and replaced (written to a temporary file and renamed, so
+// a reader never sees half of one). Writing one removes the model's other
+// tails, which only other builds (or thread counts) can read.
 
 // tailCache says where and under which code version the silence tail is
 // kept; the zero value keeps nothing.
@@ -34,23 +35,33 @@ type tailCache struct {
 	dir, version string
 }
 
-// buildVersion returns the VCS revision the binary was built from, or ""
-// when it has none or was built from a modified tree.
+// buildVersion identifies the code of the running binary: the VCS revision
+// it was built from, when it has one and no local modifications, else the
+// executable file as it is now; "" when neither is known.
 func buildVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	var rev string
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value
-		case s.Key == "vcs.modified" && s.Value != "false":
-			return ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		var rev, modified string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" && modified == "false" {
+			return "vcs:" + rev
 		}
 	}
-	return rev
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("exe:%s:%d:%d", exe, st.Size(), st.ModTime().UnixNano())
 }
 
 // path returns the tail's file for m, or "" when m keeps none.
@@ -126,6 +137,13 @@ func (c tailCache) store(ctx context.Context, m *Model, t *silenceTail) {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return
+	}
+	others, _ := filepath.Glob(filepath.Join(c.dir, "silence-*.bin"))
+	for _, o := range others {
+		if o != p {
+			os.Remove(o)
+		}
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 // once; a second model of the same weights and code reads it instead of
 // encoding 30 s of silence and transcribes jfk the same; a file that does
 // not check out (flipped byte) is computed again and replaced with the
-// same bytes; another code version keeps a file of its own.
+// same bytes; another code version keeps a file of its own, in place of
+// the first.
 func TestSilenceTailKept(t *testing.T) {
 	model(t, "tiny", whisper.F32) // skips without the weights
 	id, err := whisper.ArtifactID("tiny")
@@ -80,7 +81,15 @@ func TestSilenceTailKept(t *testing.T) {
 	}
 
 	m4 := fresh()
-	if p := whisper.KeepSilenceTail(m4, dir, "v2"); p == path || filepath.Dir(p) != dir {
-		t.Errorf("another code version keeps %s (v1: %s)", p, path)
+	p2 := whisper.KeepSilenceTail(m4, dir, "v2")
+	if p2 == path || filepath.Dir(p2) != dir {
+		t.Fatalf("another code version keeps %s (v1: %s)", p2, path)
+	}
+	transcribe(m4)
+	if _, err := os.Stat(p2); err != nil {
+		t.Errorf("v2's tail was not kept: %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("v1's tail is still there beside v2's (%v)", err)
 	}
 }
