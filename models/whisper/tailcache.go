@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 
 	"github.com/tensorforge/forge/graph"
 )
@@ -74,61 +76,76 @@ func (c tailCache) path(m *Model) string {
 	return filepath.Join(c.dir, "silence-"+hex.EncodeToString(h.Sum(nil)[:12])+".bin")
 }
 
-// load fills t's states from the cached file; it reports false when there
-// is none, or none that checks out.
+// load fills t's states from the cached file, one state's bytes at a
+// time (the whole file would be base's 37 MB more at the process's peak);
+// it reports false when there is none, or none that checks out (the
+// states then hold whatever was read, and the caller computes them).
 func (c tailCache) load(ctx context.Context, m *Model, t *silenceTail) bool {
 	p := c.path(m)
 	if p == "" {
 		return false
 	}
-	data, err := os.ReadFile(p)
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
 	states := t.states()
-	size := 0
+	size := int64(0)
 	for _, st := range states {
-		size += st.Shape().Len() * 4
+		size += int64(st.Shape().Len() * 4)
 	}
-	if err != nil || len(data) != size+sha256.Size {
+	if fi, err := f.Stat(); err != nil || fi.Size() != size+sha256.Size {
 		return false
 	}
-	sum := sha256.Sum256(data[:size])
-	if !bytes.Equal(sum[:], data[size:]) {
-		return false
-	}
+	h := sha256.New()
+	var buf []byte
 	for _, st := range states {
-		n := st.Shape().Len() * 4
-		if st.Write(ctx, data[:n]) != nil {
+		buf = slices.Grow(buf[:0], st.Shape().Len()*4)[:st.Shape().Len()*4]
+		if _, err := io.ReadFull(f, buf); err != nil {
 			return false
 		}
-		data = data[n:]
+		h.Write(buf)
+		if st.Write(ctx, buf) != nil {
+			return false
+		}
 	}
-	return true
+	var sum [sha256.Size]byte
+	if _, err := io.ReadFull(f, sum[:]); err != nil {
+		return false
+	}
+	return bytes.Equal(sum[:], h.Sum(nil))
 }
 
 // store writes t's states to the cache; a failure only means the next
 // process computes the tail again.
 func (c tailCache) store(ctx context.Context, m *Model, t *silenceTail) {
 	p := c.path(m)
-	if p == "" {
-		return
-	}
-	var data []byte
-	for _, st := range t.states() {
-		buf := make([]byte, st.Shape().Len()*4)
-		if st.Read(ctx, buf) != nil {
-			return
-		}
-		data = append(data, buf...)
-	}
-	sum := sha256.Sum256(data)
-	data = append(data, sum[:]...)
-	if os.MkdirAll(c.dir, 0o755) != nil {
+	if p == "" || os.MkdirAll(c.dir, 0o755) != nil {
 		return
 	}
 	f, err := os.CreateTemp(c.dir, ".silence-*")
 	if err != nil {
 		return
 	}
-	_, err = f.Write(data)
+	h := sha256.New()
+	w := io.MultiWriter(f, h)
+	var buf []byte
+	for _, st := range t.states() {
+		buf = slices.Grow(buf[:0], st.Shape().Len()*4)[:st.Shape().Len()*4]
+		if err = st.Read(ctx, buf); err != nil {
+			break
+		}
+		if _, err = w.Write(buf); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		_, err = f.Write(h.Sum(nil))
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
