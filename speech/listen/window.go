@@ -121,13 +121,22 @@ func tokenSegments(ids []int32, origin, end float64, tok *tokenizer.Tokenizer, l
 // mid-speech least well (it stretches the last one to the audio's end).
 const minWordsAfter = 3
 
+// minWordGap is the least gap between two aligned words that a cut may
+// fall in (100 ms): with none, cut halfway between "your" and
+// "country" on jfk, tiny read the rest as "country can do" and stopped.
+const minWordGap = 0.1
+
 // wordCut returns where to cut committed tokens ids between two words,
 // given their words as aligned in the reading (seconds from its start):
-// after the last word followed by at least minWordsAfter, halfway into
-// the gap before the next, as n tokens and a timestamp step; false when
-// there is no such word or the words do not spell the tokens' text.
+// after the last word followed by a gap of minWordGap and at least
+// minWordsAfter words, halfway into the gap, as n tokens and a timestamp
+// step; false when there is no such word or the words do not spell the
+// tokens' text.
 func wordCut(ids []int32, words []Word, tok *tokenizer.Tokenizer) (int, int32, bool) {
 	k := len(words) - 1 - minWordsAfter
+	for k >= 0 && words[k+1].Start-words[k].End < minWordGap {
+		k--
+	}
 	if k < 0 {
 		return 0, 0, false
 	}
