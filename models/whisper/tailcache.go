@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/tensorforge/forge/graph"
 )
@@ -29,7 +30,8 @@ import (
 // states' bytes followed by their SHA-256; one that does not check out is
 // computed again and replaced (written to a temporary file and renamed, so
 // a reader never sees half of one). Writing one removes the model's other
-// tails, which only other builds (or thread counts) can read.
+// tails that are an hour old, which only other builds (or thread counts)
+// can read.
 
 // tailCache says where and under which code version the silence tail is
 // kept; the zero value keeps nothing.
@@ -156,9 +158,11 @@ func (c tailCache) store(ctx context.Context, m *Model, t *silenceTail) {
 		os.Remove(f.Name())
 		return
 	}
+	// Other builds' tails go once they are an hour old: a fresh one may be
+	// a test binary's or another version's running now.
 	others, _ := filepath.Glob(filepath.Join(c.dir, "silence-*.bin"))
 	for _, o := range others {
-		if o != p {
+		if st, err := os.Stat(o); err == nil && o != p && time.Since(st.ModTime()) > time.Hour {
 			os.Remove(o)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
@@ -14,8 +15,8 @@ import (
 // once; a second model of the same weights and code reads it instead of
 // encoding 30 s of silence and transcribes jfk the same; a file that does
 // not check out (flipped byte) is computed again and replaced with the
-// same bytes; another code version keeps a file of its own, in place of
-// the first.
+// same bytes; another code version keeps a file of its own, and removes
+// the first once that is an hour old.
 func TestSilenceTailKept(t *testing.T) {
 	model(t, "tiny", whisper.F32) // skips without the weights
 	id, err := whisper.ArtifactID("tiny")
@@ -85,11 +86,15 @@ func TestSilenceTailKept(t *testing.T) {
 	if p2 == path || filepath.Dir(p2) != dir {
 		t.Fatalf("another code version keeps %s (v1: %s)", p2, path)
 	}
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
 	transcribe(m4)
 	if _, err := os.Stat(p2); err != nil {
 		t.Errorf("v2's tail was not kept: %v", err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("v1's tail is still there beside v2's (%v)", err)
+		t.Errorf("v1's two-hour-old tail is still there beside v2's (%v)", err)
 	}
 }
