@@ -45,8 +45,9 @@
 // more and rounded up to a whole second (RealLength, the default): 1 s of
 // speech no longer costs as much as 30 s. The decoder attends over those
 // positions followed by a fixed encoding of silence up to 1500 positions
-// (the model's silence tail), as Whisper, trained on 30-s windows only,
-// loops without it; a window whose result still fails the transcribe
+// (the model's silence tail, encoded once and kept beside the weights for
+// later processes: tailcache.go), as Whisper, trained on 30-s windows
+// only, loops without it; a window whose result still fails the transcribe
 // thresholds is decoded again padded (decode.PaddedAudio). FullWindow
 // (WithEncodeLength) encodes every window as 30 s, as the onnxruntime
 // goldens were made.

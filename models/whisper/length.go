@@ -102,7 +102,8 @@ type silenceTail struct {
 	k, v []*graph.State
 }
 
-// silence returns the model's silence tail, computing it on first use.
+// silence returns the model's silence tail, reading it from the kept file
+// (see tailCache) or computing it on first use.
 func (m *Model) silence(ctx context.Context) (*silenceTail, error) {
 	m.tailMu.Lock()
 	defer m.tailMu.Unlock()
