@@ -14,6 +14,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/tensorforge/forge/graph"
 )
 
@@ -74,7 +76,9 @@ func (c tailCache) path(m *Model) string {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "silence tail\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d", c.version, m.sha, m.prec, m.eng.Backend().Name(), m.eng.Backend().Device(), runtime.GOMAXPROCS(0))
+	// The CPU's features too: a model cache copied to another machine
+	// would take the same fast paths' results for its own.
+	fmt.Fprintf(h, "silence tail\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00%+v", c.version, m.sha, m.prec, m.eng.Backend().Name(), m.eng.Backend().Device(), runtime.GOMAXPROCS(0), runtime.GOARCH, cpu.X86)
 	return filepath.Join(c.dir, "silence-"+hex.EncodeToString(h.Sum(nil)[:12])+".bin")
 }
 
