@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/internal/outfile"
 )
 
 // The silence tail (see silenceTail) is the encoding of 30 s of silence:
@@ -30,8 +31,8 @@ import (
 // modifications, else the executable's path, size and modification time,
 // so a rebuilt binary never reads what another build wrote. A file is its
 // states' bytes followed by their SHA-256; one that does not check out is
-// computed again and replaced (written to a temporary file and renamed, so
-// a reader never sees half of one). Writing one removes the model's other
+// computed again and replaced (through internal/outfile, so a reader never
+// sees half of one). Writing one removes the model's other
 // tails that are an hour old, which only other builds (or thread counts)
 // can read.
 
@@ -130,7 +131,7 @@ func (c tailCache) store(ctx context.Context, m *Model, t *silenceTail) {
 	if p == "" || os.MkdirAll(c.dir, 0o755) != nil {
 		return
 	}
-	f, err := os.CreateTemp(c.dir, ".silence-*")
+	f, err := outfile.Create(p)
 	if err != nil {
 		return
 	}
@@ -149,17 +150,11 @@ func (c tailCache) store(ctx context.Context, m *Model, t *silenceTail) {
 	if err == nil {
 		_, err = f.Write(h.Sum(nil))
 	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
 	if err != nil {
-		os.Remove(f.Name())
+		f.Abort()
+		return
+	}
+	if f.Commit() != nil {
 		return
 	}
 	// Other builds' tails go once they are an hour old: a fresh one may be
