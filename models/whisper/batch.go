@@ -41,12 +41,11 @@ type Batch struct {
 	// passes through.
 	moveK, moveV, moveSelfK, moveSelfV []*graph.State
 
-	run     sync.Mutex // held while a program reads or writes the batch's states
-	moveOut *slotCopy  // copies a slot into the move states
-	out     [2]readBack
-	turn    int // of out, for the next round
-	steps   map[batchKey]*batchStep
-	copies  map[any]*slotCopy // by *session (its keys and values) or *kvCache (a one-hypothesis cache)
+	run    sync.Mutex // held while a program reads or writes the batch's states
+	out    [2]readBack
+	turn   int // of out, for the next round
+	steps  map[batchKey]*batchStep
+	copies map[copyKey]*slotCopy // by the window state (*session, *kvCache) or the batch itself (moves)
 
 	mu      sync.Mutex
 	owner   []*Window      // per slot: the window in it, or nil
@@ -150,7 +149,7 @@ func (m *Model) NewBatch(size int) (*Batch, error) {
 	}
 	c := m.cfg
 	H := c.DecoderHeads
-	b := &Batch{m: m, size: size, steps: map[batchKey]*batchStep{}, copies: map[any]*slotCopy{}, pos: make([]int64, size)}
+	b := &Batch{m: m, size: size, steps: map[batchKey]*batchStep{}, copies: map[copyKey]*slotCopy{}, pos: make([]int64, size)}
 	var err error
 	if b.crossK, b.crossV, err = m.layerStates("batch.cross", graph.Shape{size, H, c.DModel / H, c.AudioCtx}); err != nil {
 		return nil, err
@@ -196,11 +195,7 @@ func (b *Batch) Close() error {
 	for _, c := range b.copies {
 		c.prog.Close()
 	}
-	if b.moveOut != nil {
-		b.moveOut.prog.Close()
-		b.moveOut = nil
-	}
-	b.steps, b.copies = map[batchKey]*batchStep{}, map[any]*slotCopy{}
+	b.steps, b.copies = map[batchKey]*batchStep{}, map[copyKey]*slotCopy{}
 	b.closeStates()
 	return nil
 }
@@ -252,13 +247,8 @@ func (b *Batch) join(ctx context.Context, w *Window) (bool, error) {
 
 // copyIn copies w's window state into its slot; the caller holds b.run.
 func (b *Batch) copyIn(ctx context.Context, w *Window) error {
-	slot := i64Bytes([]int64{int64(w.slot)})
 	if !w.slotCross {
-		c, err := b.copyProgram(ctx, w.s, w.s.crossK, w.s.crossV, b.crossK, b.crossV)
-		if err != nil {
-			return err
-		}
-		if err := c.run(ctx, slot); err != nil {
+		if err := b.runCopy(ctx, w.s, true, slices.Concat(w.s.crossK, w.s.crossV), slices.Concat(b.crossK, b.crossV), w.slot); err != nil {
 			return err
 		}
 		w.slotCross = true
@@ -266,23 +256,21 @@ func (b *Batch) copyIn(ctx context.Context, w *Window) error {
 	if w.slotSelf {
 		return nil
 	}
-	c, err := b.copyProgram(ctx, w.cache, w.cache.k, w.cache.v, b.selfK, b.selfV)
-	if err != nil {
-		return err
-	}
-	if err := c.run(ctx, slot); err != nil {
+	if err := b.runCopy(ctx, w.cache, true, slices.Concat(w.cache.k, w.cache.v), slices.Concat(b.selfK, b.selfV), w.slot); err != nil {
 		return err
 	}
 	w.slotSelf = true
 	return nil
 }
 
-// copyProgram returns the program that copies the states srcK and srcV
-// (one window's, per layer) into a slot of dstK and dstV, compiling it
-// the first time for key. Programs are few: the model pools its windows'
-// state.
-func (b *Batch) copyProgram(ctx context.Context, key any, srcK, srcV, dstK, dstV []*graph.State) (*slotCopy, error) {
-	if c := b.copies[key]; c != nil {
+// copyProgram returns the program that copies each state of src into the
+// one of dst at the same index, compiling it the first time for key:
+// whole into a slot of dst (the slot's axis 0; dst has a slot axis more,
+// or the same shape with 1 there) when into, else a slot of src into dst
+// at 0. Programs are few: the model pools its windows' state.
+func (b *Batch) copyProgram(ctx context.Context, key any, into bool, src, dst []*graph.State) (*slotCopy, error) {
+	k := copyKey{key, into}
+	if c := b.copies[k]; c != nil {
 		return c, nil
 	}
 	if len(b.copies) >= 64 { // state of windows long gone: start over
@@ -293,27 +281,48 @@ func (b *Batch) copyProgram(ctx context.Context, key any, srcK, srcV, dstK, dstV
 	}
 	g := graph.New()
 	slot := g.Input("slot", graph.I64, graph.Shape{1})
+	at := slot
+	if !into {
+		at = g.ConstI64(graph.Shape{1}, []int64{0})
+	}
 	var effects []graph.Tensor
-	for i := range srcK {
-		for _, p := range [][2]*graph.State{{srcK[i], dstK[i]}, {srcV[i], dstV[i]}} {
-			x := g.ReadState(p[0])
-			if x.Rank() < len(dstK[i].Shape()) {
-				x = x.Unsqueeze(0)
-			}
-			// The program's output is one value of the updated state:
-			// the write is what it is for, and the whole state would be
-			// copied out.
-			st := g.UpdateState(p[1], x, 0, slot)
-			effects = append(effects, st.Reshape(st.Shape().Len()).Slice(0, 0, 1))
+	for i := range src {
+		x := g.ReadState(src[i])
+		switch {
+		case !into:
+			x = x.Gather(0, slot)
+		case x.Rank() < len(dst[i].Shape()):
+			x = x.Unsqueeze(0)
 		}
+		// The program's output is one value of the updated state: the
+		// write is what it is for, and the whole state would be copied
+		// out.
+		st := g.UpdateState(dst[i], x, 0, at)
+		effects = append(effects, st.Reshape(st.Shape().Len()).Slice(0, 0, 1))
 	}
 	prog, err := b.m.eng.Compile(ctx, effects...)
 	if err != nil {
 		return nil, err
 	}
 	c := &slotCopy{prog: prog, slot: slot}
-	b.copies[key] = c
+	b.copies[k] = c
 	return c, nil
+}
+
+// copyKey names a copy program: the state it copies from or into, and
+// which way.
+type copyKey struct {
+	state any
+	into  bool
+}
+
+// runCopy runs the copy program for key at slot.
+func (b *Batch) runCopy(ctx context.Context, key any, into bool, src, dst []*graph.State, slot int) error {
+	c, err := b.copyProgram(ctx, key, into, src, dst)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, i64Bytes([]int64{int64(slot)}))
 }
 
 func (c *slotCopy) run(ctx context.Context, slot []byte) error {
@@ -587,11 +596,7 @@ func (b *Batch) compactLocked(ctx context.Context, reqs []*stepRequest) error {
 func (b *Batch) dissolveLocked(ctx context.Context, reqs []*stepRequest) error {
 	for _, r := range reqs {
 		w := b.owner[r.slot]
-		c, err := b.copyOut(ctx, w.cache)
-		if err != nil {
-			return err
-		}
-		if err := c.run(ctx, i64Bytes([]int64{int64(r.slot)})); err != nil {
+		if err := b.runCopy(ctx, w.cache, false, slices.Concat(b.selfK, b.selfV), slices.Concat(w.cache.k, w.cache.v), r.slot); err != nil {
 			return err
 		}
 		b.active--
@@ -602,59 +607,14 @@ func (b *Batch) dissolveLocked(ctx context.Context, reqs []*stepRequest) error {
 	return nil
 }
 
-// copyOut returns the program that copies a slot's self-attention cache
-// into a one-hypothesis cache c.
-func (b *Batch) copyOut(ctx context.Context, c *kvCache) (*slotCopy, error) {
-	key := [2]any{"out", c}
-	if p := b.copies[key]; p != nil {
-		return p, nil
-	}
-	g := graph.New()
-	slot := g.Input("slot", graph.I64, graph.Shape{1})
-	zero := g.ConstI64(graph.Shape{1}, []int64{0})
-	var effects []graph.Tensor
-	for i := range c.k {
-		for _, p := range [][2]*graph.State{{b.selfK[i], c.k[i]}, {b.selfV[i], c.v[i]}} {
-			st := g.UpdateState(p[1], g.ReadState(p[0]).Gather(0, slot), 0, zero)
-			effects = append(effects, st.Reshape(st.Shape().Len()).Slice(0, 0, 1))
-		}
-	}
-	prog, err := b.m.eng.Compile(ctx, effects...)
-	if err != nil {
-		return nil, err
-	}
-	p := &slotCopy{prog: prog, slot: slot}
-	b.copies[key] = p
-	return p, nil
-}
-
 // move copies slot from's state into slot to, through the move states.
 func (b *Batch) move(ctx context.Context, from, to int) error {
-	if b.moveOut == nil {
-		g := graph.New()
-		slot := g.Input("slot", graph.I64, graph.Shape{1})
-		zero := g.ConstI64(graph.Shape{1}, []int64{0})
-		var effects []graph.Tensor
-		for i := range b.crossK {
-			for _, p := range [][2]*graph.State{{b.crossK[i], b.moveK[i]}, {b.crossV[i], b.moveV[i]}, {b.selfK[i], b.moveSelfK[i]}, {b.selfV[i], b.moveSelfV[i]}} {
-				st := g.UpdateState(p[1], g.ReadState(p[0]).Gather(0, slot), 0, zero)
-				effects = append(effects, st.Reshape(st.Shape().Len()).Slice(0, 0, 1))
-			}
-		}
-		prog, err := b.m.eng.Compile(ctx, effects...)
-		if err != nil {
-			return err
-		}
-		b.moveOut = &slotCopy{prog: prog, slot: slot}
-	}
-	if err := b.moveOut.run(ctx, i64Bytes([]int64{int64(from)})); err != nil {
+	slots := slices.Concat(b.crossK, b.crossV, b.selfK, b.selfV)
+	moving := slices.Concat(b.moveK, b.moveV, b.moveSelfK, b.moveSelfV)
+	if err := b.runCopy(ctx, b, false, slots, moving, from); err != nil {
 		return err
 	}
-	in, err := b.copyProgram(ctx, b, slices.Concat(b.moveK, b.moveSelfK), slices.Concat(b.moveV, b.moveSelfV), slices.Concat(b.crossK, b.selfK), slices.Concat(b.crossV, b.selfV))
-	if err != nil {
-		return err
-	}
-	return in.run(ctx, i64Bytes([]int64{int64(to)}))
+	return b.runCopy(ctx, b, true, moving, slots, to)
 }
 
 // program returns the batched step for key, compiling it the first time:
