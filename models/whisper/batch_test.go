@@ -3,37 +3,16 @@ package whisper_test
 import (
 	"context"
 	"errors"
-	"math"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
+	"github.com/tensorforge/forge/models/whisper/whispertest"
 )
-
-// greedySteps starts w on prefix and feeds it the argmax token for steps
-// steps (prompts of different lengths put the windows of a batch at
-// different positions), returning the logits of every step.
-func greedySteps(ctx context.Context, w *whisper.Window, prefix []int32, steps, vocab int) ([][]float32, error) {
-	row := make([]float32, vocab)
-	if err := w.Start(ctx, 1, prefix, []int{len(prefix) - 1}, [][]float32{row}); err != nil {
-		return nil, err
-	}
-	var out [][]float32
-	for range steps {
-		tok := []int32{int32(argmaxRow(row))}
-		next := make([]float32, vocab)
-		if err := w.Step(ctx, tok, [][]float32{next}); err != nil {
-			return nil, err
-		}
-		out = append(out, next)
-		row = next
-	}
-	w.Finish()
-	return out, nil
-}
 
 // TestBatchMatchesAlone: windows of four clips, started on prefixes of
 // different lengths and stepped greedily for different numbers of steps
@@ -58,25 +37,10 @@ func TestBatchMatchesAlone(t *testing.T) {
 		sot,
 	}
 	steps := []int{24, 3, 24, 12}
-	windows := make([]*whisper.Window, len(clips))
-	for i, c := range clips {
-		a, err := m.NewAudio(clipSamples(t, c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		feats, err := a.Features(nil, 0)
-		a.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if windows[i], err = m.Encode(bg, feats); err != nil {
-			t.Fatal(err)
-		}
-		defer windows[i].Close()
-	}
+	windows := encodeClips(t, m, clips...)
 	alone := make([][][]float32, len(clips))
 	for i, w := range windows {
-		if alone[i], err = greedySteps(bg, w, prefixes[i], steps[i], V); err != nil {
+		if alone[i], err = whispertest.GreedySteps(bg, w, prefixes[i], steps[i], V); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +62,7 @@ func TestBatchMatchesAlone(t *testing.T) {
 			if i == 3 {
 				<-secondLeft
 			}
-			together[i], errs[i] = greedySteps(bg, w, prefixes[i], steps[i], V)
+			together[i], errs[i] = whispertest.GreedySteps(bg, w, prefixes[i], steps[i], V)
 			w.UseBatch(nil) // leaves its slot
 			if i == 1 {
 				close(secondLeft)
@@ -112,8 +76,8 @@ func TestBatchMatchesAlone(t *testing.T) {
 		}
 		for s := range steps[i] {
 			got, want := together[i][s], alone[i][s]
-			if rel := relL2(got, want); rel > 1e-5 || argmaxRow(got) != argmaxRow(want) {
-				t.Fatalf("%s step %d: batched logits rel L2 %.2g from alone's, argmax %d vs %d", c, s, rel, argmaxRow(got), argmaxRow(want))
+			if rel := signalcmp.RelL2(got, want); rel > 1e-5 || whispertest.Argmax(got) != whispertest.Argmax(want) {
+				t.Fatalf("%s step %d: batched logits rel L2 %.2g from alone's, argmax %d vs %d", c, s, rel, whispertest.Argmax(got), whispertest.Argmax(want))
 			}
 		}
 	}
@@ -141,28 +105,11 @@ func TestBatchDissolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var windows []*whisper.Window
-	for _, c := range []string{"jfk", "goforward"} {
-		a, err := m.NewAudio(clipSamples(t, c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		feats, err := a.Features(nil, 0)
-		a.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := m.Encode(bg, feats)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		windows = append(windows, w)
-	}
+	windows := encodeClips(t, m, "jfk", "goforward")
 	steps := []int{16, 4}
 	alone := make([][][]float32, 2)
 	for i, w := range windows {
-		if alone[i], err = greedySteps(bg, w, sot, steps[i], V); err != nil {
+		if alone[i], err = whispertest.GreedySteps(bg, w, sot, steps[i], V); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -179,7 +126,7 @@ func TestBatchDissolves(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			together[i], errs[i] = greedySteps(bg, w, sot, steps[i], V)
+			together[i], errs[i] = whispertest.GreedySteps(bg, w, sot, steps[i], V)
 			w.UseBatch(nil)
 		}()
 	}
@@ -189,7 +136,7 @@ func TestBatchDissolves(t *testing.T) {
 			t.Fatal(errs[i])
 		}
 		for s := range steps[i] {
-			if rel := relL2(together[i][s], alone[i][s]); rel > 1e-5 {
+			if rel := signalcmp.RelL2(together[i][s], alone[i][s]); rel > 1e-5 {
 				t.Fatalf("window %d step %d: logits rel L2 %.2g from alone's", i, s, rel)
 			}
 		}
@@ -214,25 +161,8 @@ func TestBatchErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := m.NewAudio(clipSamples(t, "jfk"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	feats, err := a.Features(nil, 0)
-	a.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w1, err := m.Encode(bg, feats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w1.Close()
-	w2, err := m.Encode(bg, feats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w2.Close()
+	ws := encodeClips(t, m, "jfk", "jfk")
+	w1, w2 := ws[0], ws[1]
 	b, err := m.NewBatch(2)
 	if err != nil {
 		t.Fatal(err)
@@ -298,12 +228,18 @@ func TestBatchErrors(t *testing.T) {
 	}
 }
 
-func relL2(got, want []float32) float64 {
-	var num, den float64
-	for i := range got {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
+// encodeClips encodes the first window of each golden clip, closed when
+// the test ends.
+func encodeClips(t *testing.T, m *whisper.Model, clips ...string) []*whisper.Window {
+	t.Helper()
+	var ws []*whisper.Window
+	for _, c := range clips {
+		w, err := whispertest.EncodeFirst(bg, m, clipSamples(t, c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		ws = append(ws, w)
 	}
-	return math.Sqrt(num / den)
+	return ws
 }

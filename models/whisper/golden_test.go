@@ -7,6 +7,7 @@ import (
 
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
+	"github.com/tensorforge/forge/models/whisper/whispertest"
 )
 
 // Tolerances from ../shared/golden/whisper-*/README.md. The int8 encoder
@@ -76,7 +77,7 @@ func TestGoldenStep0Logits(t *testing.T) {
 				t.Errorf("rel L2 %.3e > %.0e", rel, logitsTol)
 			}
 			for i := range 4 {
-				g, w := argmaxRow(rows[i]), argmaxRow(want[i*V:(i+1)*V])
+				g, w := whispertest.Argmax(rows[i]), whispertest.Argmax(want[i*V:(i+1)*V])
 				if g != w {
 					t.Errorf("position %d: argmax %d, golden %d", i, g, w)
 				}

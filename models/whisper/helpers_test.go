@@ -148,14 +148,4 @@ func frameCosine(a, b []float32, d int) (mean, minimum float64) {
 	return mean / float64(n), minimum
 }
 
-func argmaxRow(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
-}
-
 var bg = context.Background()

@@ -10,6 +10,7 @@ import (
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/wer"
+	"github.com/tensorforge/forge/models/whisper/whispertest"
 )
 
 // recording is a clip of ../shared/data with its reference text ("" where
@@ -168,7 +169,7 @@ func TestSilenceTailReused(t *testing.T) {
 	}{{"after 11 s", jfk, false}, {"after a padded window", jfk, true}, {"after itself", short, false}} {
 		logits(before.samples, before.full)
 		if again := logits(short, false); !slices.Equal(first, again) {
-			t.Errorf("%s: the 1-s window's logits changed (argmax %d, first %d)", before.name, argmaxRow(again), argmaxRow(first))
+			t.Errorf("%s: the 1-s window's logits changed (argmax %d, first %d)", before.name, whispertest.Argmax(again), whispertest.Argmax(first))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/models/whisper/wer"
+	"github.com/tensorforge/forge/models/whisper/whispertest"
 )
 
 const jfkRef = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
@@ -67,9 +68,9 @@ func TestKVCacheMatchesFullPass(t *testing.T) {
 				tol = 0.25
 			}
 			rel := signalcmp.RelL2(step[0], full[0])
-			t.Logf("%s: incremental vs full pass: rel L2 %.2e, argmax %d / %d", prec, rel, argmaxRow(step[0]), argmaxRow(full[0]))
-			if rel > tol || argmaxRow(step[0]) != argmaxRow(full[0]) {
-				t.Errorf("rel L2 %.3e (tolerance %.0e), argmax %d vs %d", rel, tol, argmaxRow(step[0]), argmaxRow(full[0]))
+			t.Logf("%s: incremental vs full pass: rel L2 %.2e, argmax %d / %d", prec, rel, whispertest.Argmax(step[0]), whispertest.Argmax(full[0]))
+			if rel > tol || whispertest.Argmax(step[0]) != whispertest.Argmax(full[0]) {
+				t.Errorf("rel L2 %.3e (tolerance %.0e), argmax %d vs %d", rel, tol, whispertest.Argmax(step[0]), whispertest.Argmax(full[0]))
 			}
 		})
 	}
@@ -95,7 +96,7 @@ func TestReorder(t *testing.T) {
 	if err := w.Step(bg, []int32{ids[4], 293}, rows); err != nil { // " And" / a different word
 		t.Fatal(err)
 	}
-	if argmaxRow(rows[0]) == argmaxRow(rows[1]) && signalcmp.RelL2(rows[0], rows[1]) < 1e-3 {
+	if whispertest.Argmax(rows[0]) == whispertest.Argmax(rows[1]) && signalcmp.RelL2(rows[0], rows[1]) < 1e-3 {
 		t.Fatal("different tokens gave the same logits")
 	}
 	if err := w.Reorder([]int{1, 1}); err != nil {
