@@ -3,26 +3,29 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
+	"github.com/tensorforge/forge/models/whisper/whispertest"
 )
 
 // batchClips are golden clips of different lengths and words.
 var batchClips = []string{"jfk", "cards_001", "goforward", "cards_005"}
 
-// encodeClips encodes the first window of each golden clip.
+// encodeClips encodes the first window of each golden clip, closed when
+// the test ends.
 func encodeClips(t testing.TB, m *whisper.Model, clips []string) []*whisper.Window {
 	t.Helper()
 	var ws []*whisper.Window
@@ -31,16 +34,7 @@ func encodeClips(t testing.TB, m *whisper.Model, clips []string) []*whisper.Wind
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := m.NewAudio(clip.Samples)
-		if err != nil {
-			t.Fatal(err)
-		}
-		feats, err := a.Features(nil, 0)
-		a.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := m.Encode(context.Background(), feats)
+		w, err := whispertest.EncodeFirst(context.Background(), m, clip.Samples)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,37 +44,12 @@ func encodeClips(t testing.TB, m *whisper.Model, clips []string) []*whisper.Wind
 	return ws
 }
 
-// stepGreedy starts w on prefix and feeds it its argmax token steps times,
-// returning every step's logits.
-func stepGreedy(ctx context.Context, w *whisper.Window, prefix []int32, steps, vocab int) ([][]float32, error) {
-	row := make([]float32, vocab)
-	if err := w.Start(ctx, 1, prefix, []int{len(prefix) - 1}, [][]float32{row}); err != nil {
-		return nil, err
-	}
-	var out [][]float32
-	for range steps {
-		best := 0
-		for i, v := range row {
-			if v > row[best] {
-				best = i
-			}
-		}
-		next := make([]float32, vocab)
-		if err := w.Step(ctx, []int32{int32(best)}, [][]float32{next}); err != nil {
-			return nil, err
-		}
-		out = append(out, next)
-		row = next
-	}
-	w.Finish()
-	return out, nil
-}
-
 // TestGPUBatch: on the GPU, windows of four golden clips started on
 // prefixes of different lengths and stepped through one whisper.Batch give
 // each window's logits alone within relative L2 1e-4 (f32) or 2e-3 (f16
-// products) with the same argmax at every step, and TranscribeMany (which
-// batches) gives each clip's transcript alone.
+// products) with the same argmax at every step, and TranscribeMany of the
+// clips four times over (16 recordings: it batches them) gives each clip's
+// transcript alone.
 func TestGPUBatch(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -106,7 +75,7 @@ func TestGPUBatch(t *testing.T) {
 			const steps = 24
 			alone := make([][][]float32, len(ws))
 			for i, w := range ws {
-				if alone[i], err = stepGreedy(ctx, w, prefixes[i], steps, V); err != nil {
+				if alone[i], err = whispertest.GreedySteps(ctx, w, prefixes[i], steps, V); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -123,7 +92,7 @@ func TestGPUBatch(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					together[i], errs[i] = stepGreedy(ctx, w, prefixes[i], steps, V)
+					together[i], errs[i] = whispertest.GreedySteps(ctx, w, prefixes[i], steps, V)
 				}()
 			}
 			wg.Wait()
@@ -134,10 +103,10 @@ func TestGPUBatch(t *testing.T) {
 				}
 				for s := range steps {
 					got, want := together[i][s], alone[i][s]
-					rel := relL2f(got, want)
+					rel := signalcmp.RelL2(got, want)
 					worst = max(worst, rel)
-					if !(rel <= c.tol) || argmaxF(got) != argmaxF(want) {
-						t.Errorf("%s step %d: batched logits rel L2 %.2g from alone's (bound %g), argmax %d vs %d", batchClips[i], s, rel, c.tol, argmaxF(got), argmaxF(want))
+					if !(rel <= c.tol) || whispertest.Argmax(got) != whispertest.Argmax(want) {
+						t.Errorf("%s step %d: batched logits rel L2 %.2g from alone's (bound %g), argmax %d vs %d", batchClips[i], s, rel, c.tol, whispertest.Argmax(got), whispertest.Argmax(want))
 					}
 				}
 			}
@@ -151,24 +120,26 @@ func TestGPUBatch(t *testing.T) {
 			opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(m.Tokenizer()))
 			opts.Language = "en"
 			var recs [][]float32
+			var texts []string
 			for _, name := range batchClips {
 				clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", name+".wav"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				recs = append(recs, clip.Samples)
+				one, err := m.Transcribe(ctx, clip.Samples, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs, texts = append(recs, clip.Samples), append(texts, one.Text)
 			}
+			recs = slices.Repeat(recs, 4)
 			many, err := m.TranscribeMany(ctx, recs, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, r := range recs {
-				one, err := m.Transcribe(ctx, r, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if many[i].Text != one.Text {
-					t.Errorf("%s: TranscribeMany %q, Transcribe %q", batchClips[i], many[i].Text, one.Text)
+			for i := range recs {
+				if want := texts[i%len(texts)]; many[i].Text != want {
+					t.Errorf("%s (recording %d): TranscribeMany %q, Transcribe %q", batchClips[i%len(texts)], i, many[i].Text, want)
 				}
 			}
 		})
@@ -194,129 +165,86 @@ func BenchmarkCPUBatchStep(b *testing.B) {
 
 func benchBatchStep(b *testing.B, name string, be kernels.Backend, sizes []int) {
 	ctx := context.Background()
-	{
-		eng := graph.NewEngine(be)
-		m, err := whisper.Open(ctx, eng, "tiny", whisper.F32)
-		if err != nil {
-			b.Skipf("SKIPPED: needs the model weights: %v", err)
-		}
-		sot, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		all := encodeClips(b, m, []string{"jfk"})
-		clip, err := audio.ReadWAVFile(testenv.Shared(b, "golden", "audio", "jfk.wav"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := m.NewAudio(clip.Samples)
-		if err != nil {
-			b.Fatal(err)
-		}
-		feats, err := a.Features(nil, 0)
-		a.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, n := range sizes {
-			ws := make([]*whisper.Window, n)
-			ws[0] = all[0]
-			for i := 1; i < n; i++ {
-				if ws[i], err = m.Encode(ctx, feats); err != nil {
+	m, err := whisper.Open(ctx, graph.NewEngine(be), "tiny", whisper.F32)
+	if err != nil {
+		b.Skipf("SKIPPED: needs the model weights: %v", err)
+	}
+	defer m.Close()
+	sot, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range sizes {
+		ws := encodeClips(b, m, slices.Repeat([]string{"jfk"}, n))
+		for _, batched := range []bool{true, false} {
+			mode := "alone"
+			var bt *whisper.Batch
+			if batched {
+				mode = "batch"
+				if bt, err = m.NewBatch(n); err != nil {
 					b.Fatal(err)
 				}
 			}
-			for _, batched := range []bool{true, false} {
-				mode := "alone"
-				var bt *whisper.Batch
-				if batched {
-					mode = "batch"
-					if bt, err = m.NewBatch(n); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.Run(fmt.Sprintf("%s/%s-%d", name, mode, n), func(b *testing.B) {
-					V := m.Config().Vocab
-					// Each window steps from position 4 to 4+rounds, then
-					// starts again; rounds per start is fixed so every
-					// window restarts in the same round.
-					const per = 48
-					run := func(rounds int) {
-						var wg sync.WaitGroup
-						for _, w := range ws {
-							w.UseBatch(bt)
-							wg.Add(1)
-							go func() {
-								defer wg.Done()
-								logits := [][]float32{make([]float32, V)}
-								for done := 0; done < rounds; {
-									if err := w.Start(ctx, 1, sot, []int{len(sot) - 1}, logits); err != nil {
+			b.Run(fmt.Sprintf("%s/%s-%d", name, mode, n), func(b *testing.B) {
+				V := m.Config().Vocab
+				// Each window steps from position 4 to 4+rounds, then
+				// starts again; rounds per start is fixed so every
+				// window restarts in the same round.
+				const per = 48
+				run := func(rounds int) {
+					var wg sync.WaitGroup
+					for _, w := range ws {
+						w.UseBatch(bt)
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							logits := [][]float32{make([]float32, V)}
+							for done := 0; done < rounds; {
+								if err := w.Start(ctx, 1, sot, []int{len(sot) - 1}, logits); err != nil {
+									b.Error(err)
+									return
+								}
+								for k := 0; k < per && done < rounds; k++ {
+									if err := w.Step(ctx, []int32{440}, logits); err != nil {
 										b.Error(err)
 										return
 									}
-									for k := 0; k < per && done < rounds; k++ {
-										if err := w.Step(ctx, []int32{440}, logits); err != nil {
-											b.Error(err)
-											return
-										}
-										done++
-									}
-									w.Finish()
+									done++
 								}
-							}()
-						}
-						wg.Wait()
+								w.Finish()
+							}
+						}()
 					}
-					run(per) // compile and record every attended length
-					var st0 whisper.BatchStats
-					if bt != nil {
-						st0 = bt.Stats()
-					}
-					b.ResetTimer()
-					run(b.N)
-					b.StopTimer()
-					b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "seq-steps/s")
-					b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/round")
-					if bt != nil {
-						st := bt.Stats()
-						rounds := float64(st.Rounds - st0.Rounds)
-						b.ReportMetric((st.Busy-st0.Busy).Seconds()*1e3/rounds, "busy-ms/round")
-						b.ReportMetric(float64(st.Sequences-st0.Sequences)/rounds, "seqs/round")
-					}
-				})
-				for _, w := range ws {
-					w.UseBatch(nil)
+					wg.Wait()
 				}
+				run(per) // compile and record every attended length
+				var st0 whisper.BatchStats
 				if bt != nil {
-					bt.Close()
+					st0 = bt.Stats()
 				}
+				b.ResetTimer()
+				run(b.N)
+				b.StopTimer()
+				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "seq-steps/s")
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/round")
+				if bt != nil {
+					st := bt.Stats()
+					rounds := float64(st.Rounds - st0.Rounds)
+					b.ReportMetric((st.Busy-st0.Busy).Seconds()*1e3/rounds, "busy-ms/round")
+					b.ReportMetric(float64(st.Sequences-st0.Sequences)/rounds, "seqs/round")
+				}
+			})
+			for _, w := range ws {
+				w.UseBatch(nil)
 			}
-			for _, w := range ws[1:] {
-				w.Close()
+			if bt != nil {
+				bt.Close()
 			}
 		}
-		m.Close()
-	}
-}
-
-func relL2f(got, want []float32) float64 {
-	var num, den float64
-	for i := range got {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	return math.Sqrt(num / den)
-}
-
-func argmaxF(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
+		for _, w := range ws {
+			w.Close()
 		}
 	}
-	return best
 }
 
 // TestGPUProfileBatch logs where the device time of 32 windows' batched
@@ -356,7 +284,7 @@ func TestGPUProfileBatch(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := stepGreedy(ctx, w, sot, 24, V); err != nil {
+				if _, err := whispertest.GreedySteps(ctx, w, sot, 24, V); err != nil {
 					t.Error(err)
 				}
 			}()

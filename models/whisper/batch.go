@@ -19,7 +19,7 @@ import (
 // when many recordings are transcribed at once.
 //
 // A window joins with Audio.UseBatch (TranscribeMany does this for every
-// recording). Its Start still runs alone (the prefix, whatever its length,
+// recording of 16 or more on a GPU). Its Start still runs alone (the prefix, whatever its length,
 // in one program); its first Step copies the window's encoder keys and
 // values and its self-attention cache into a free slot, and from then on
 // its steps wait for those of the other windows in the batch, up to a

@@ -64,11 +64,11 @@
 // size, compiled on first use).
 //
 // A Batch decodes many windows' greedy steps as one program per token
-// (TranscribeMany uses one): each sequence sits in a slot of the batch's
-// own caches at its own length (positions, causal masks and cache writes
-// per row), the rounds run over the first slots in use, sequences move
-// down as others end, and a batch too small to pay dissolves into its
-// windows' own decoders.
+// (TranscribeMany uses one for 16 recordings or more on a GPU): each
+// sequence sits in a slot of the batch's own caches at its own length
+// (positions, causal masks and cache writes per row), the rounds run over
+// the first slots in use, sequences move down as others end, and a batch
+// too small to pay dissolves into its windows' own decoders.
 //
 // Where the memory goes (F32 on the CPU, listen on jfk): the weights file,
 // mapped (tiny 40 MB, base 76 MB); the cross-attention keys and values of

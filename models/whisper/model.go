@@ -180,9 +180,10 @@ func (m *Model) Transcribe(ctx context.Context, samples []float32, opts decode.T
 
 // TranscribeMany transcribes several recordings at once: the first window
 // of every recording is encoded in one batched pass (EncodeBatch; f32
-// models), then each recording is decoded on its own goroutine, their
-// greedy decoder steps batched into one program per token for all of them
-// (a Batch of up to MaxBatch sequences, each at its own length). With
+// models), then each recording is decoded on its own goroutine; on a GPU,
+// with 16 recordings or more, their greedy decoder steps are batched into
+// one program per token for all of them (a Batch of up to MaxBatch
+// sequences, each at its own length). With
 // RealLength the first windows are batched by length bucket, one pass per
 // bucket, since a window padded to another's length would decode
 // differently. Results are in the order of the recordings; each equals
@@ -229,7 +230,7 @@ func (m *Model) TranscribeMany(ctx context.Context, recordings [][]float32, opts
 	out := make([]*decode.Transcript, len(recordings))
 	errs := make([]error, len(recordings))
 	var batch *Batch
-	if len(audios) > 1 {
+	if len(audios) >= batchMinSequences && m.batchesSteps() {
 		var err error
 		if batch, err = m.NewBatch(min(len(audios), MaxBatch)); err != nil {
 			return nil, err
