@@ -1,0 +1,106 @@
+// Macros shared by the package's amd64 assembly.
+
+// TRANSPOSE16_STORE transposes Z0–Z15 (16 rows of 16 floats: row i in Zi)
+// so that Zi holds column i, then stores them with mask K1 to DI, DI+R9,
+// …, and returns. Stage 1 interleaves pairs of rows element by element,
+// stage 2 pairs of elements, stage 3 128-bit lanes between row groups 0–7
+// and 8–15, stage 4 128-bit lanes between the two halves. Clobbers
+// Z16–Z31 and DI.
+#define TRANSPOSE16_STORE \
+	VUNPCKLPS Z1, Z0, Z16; \
+	VUNPCKHPS Z1, Z0, Z17; \
+	VUNPCKLPS Z3, Z2, Z18; \
+	VUNPCKHPS Z3, Z2, Z19; \
+	VUNPCKLPS Z5, Z4, Z20; \
+	VUNPCKHPS Z5, Z4, Z21; \
+	VUNPCKLPS Z7, Z6, Z22; \
+	VUNPCKHPS Z7, Z6, Z23; \
+	VUNPCKLPS Z9, Z8, Z24; \
+	VUNPCKHPS Z9, Z8, Z25; \
+	VUNPCKLPS Z11, Z10, Z26; \
+	VUNPCKHPS Z11, Z10, Z27; \
+	VUNPCKLPS Z13, Z12, Z28; \
+	VUNPCKHPS Z13, Z12, Z29; \
+	VUNPCKLPS Z15, Z14, Z30; \
+	VUNPCKHPS Z15, Z14, Z31; \
+	VSHUFPS $0x44, Z18, Z16, Z0; \
+	VSHUFPS $0xEE, Z18, Z16, Z1; \
+	VSHUFPS $0x44, Z19, Z17, Z2; \
+	VSHUFPS $0xEE, Z19, Z17, Z3; \
+	VSHUFPS $0x44, Z22, Z20, Z4; \
+	VSHUFPS $0xEE, Z22, Z20, Z5; \
+	VSHUFPS $0x44, Z23, Z21, Z6; \
+	VSHUFPS $0xEE, Z23, Z21, Z7; \
+	VSHUFPS $0x44, Z26, Z24, Z8; \
+	VSHUFPS $0xEE, Z26, Z24, Z9; \
+	VSHUFPS $0x44, Z27, Z25, Z10; \
+	VSHUFPS $0xEE, Z27, Z25, Z11; \
+	VSHUFPS $0x44, Z30, Z28, Z12; \
+	VSHUFPS $0xEE, Z30, Z28, Z13; \
+	VSHUFPS $0x44, Z31, Z29, Z14; \
+	VSHUFPS $0xEE, Z31, Z29, Z15; \
+	VSHUFF32X4 $0x88, Z4, Z0, Z16; \
+	VSHUFF32X4 $0x88, Z5, Z1, Z17; \
+	VSHUFF32X4 $0x88, Z6, Z2, Z18; \
+	VSHUFF32X4 $0x88, Z7, Z3, Z19; \
+	VSHUFF32X4 $0xDD, Z4, Z0, Z20; \
+	VSHUFF32X4 $0xDD, Z5, Z1, Z21; \
+	VSHUFF32X4 $0xDD, Z6, Z2, Z22; \
+	VSHUFF32X4 $0xDD, Z7, Z3, Z23; \
+	VSHUFF32X4 $0x88, Z12, Z8, Z24; \
+	VSHUFF32X4 $0x88, Z13, Z9, Z25; \
+	VSHUFF32X4 $0x88, Z14, Z10, Z26; \
+	VSHUFF32X4 $0x88, Z15, Z11, Z27; \
+	VSHUFF32X4 $0xDD, Z12, Z8, Z28; \
+	VSHUFF32X4 $0xDD, Z13, Z9, Z29; \
+	VSHUFF32X4 $0xDD, Z14, Z10, Z30; \
+	VSHUFF32X4 $0xDD, Z15, Z11, Z31; \
+	VSHUFF32X4 $0x88, Z24, Z16, Z0; \
+	VSHUFF32X4 $0x88, Z25, Z17, Z1; \
+	VSHUFF32X4 $0x88, Z26, Z18, Z2; \
+	VSHUFF32X4 $0x88, Z27, Z19, Z3; \
+	VSHUFF32X4 $0x88, Z28, Z20, Z4; \
+	VSHUFF32X4 $0x88, Z29, Z21, Z5; \
+	VSHUFF32X4 $0x88, Z30, Z22, Z6; \
+	VSHUFF32X4 $0x88, Z31, Z23, Z7; \
+	VSHUFF32X4 $0xDD, Z24, Z16, Z8; \
+	VSHUFF32X4 $0xDD, Z25, Z17, Z9; \
+	VSHUFF32X4 $0xDD, Z26, Z18, Z10; \
+	VSHUFF32X4 $0xDD, Z27, Z19, Z11; \
+	VSHUFF32X4 $0xDD, Z28, Z20, Z12; \
+	VSHUFF32X4 $0xDD, Z29, Z21, Z13; \
+	VSHUFF32X4 $0xDD, Z30, Z22, Z14; \
+	VSHUFF32X4 $0xDD, Z31, Z23, Z15; \
+	VMOVUPS Z0, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z1, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z2, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z3, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z4, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z5, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z6, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z7, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z8, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z9, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z10, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z11, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z12, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z13, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z14, K1, (DI); \
+	ADDQ    R9, DI; \
+	VMOVUPS Z15, K1, (DI); \
+	VZEROUPPER; \
+	RET
