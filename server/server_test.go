@@ -424,15 +424,7 @@ func TestLimiter(t *testing.T) {
 		got <- err
 	}()
 	// The queue holds one: once the waiter is in it, the next is refused.
-	for {
-		l.mu.Lock()
-		w := l.waiting
-		l.mu.Unlock()
-		if w == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitWaiting(t, l, 1)
 	if _, err := l.acquire(ctx); !errors.Is(err, errBusy) {
 		t.Errorf("acquire beyond slots and queue: %v, want errBusy", err)
 	}
@@ -444,12 +436,16 @@ func TestLimiter(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Errorf("queued acquire: %v", err)
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	go func() { _, err := l.acquire(cctx); got <- err }()
-	r3, err := l.acquire(ctx) // takes the slot the waiter freed
+	// With both slots held again, a waiter whose context ends leaves the
+	// queue with the context's error. (Taking r3 before the waiter starts
+	// keeps the waiter from racing it to the free slot.)
+	r3, err := l.acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { _, err := l.acquire(cctx); got <- err }()
+	waitWaiting(t, l, 1)
 	cancel()
 	if err := <-got; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled waiter: %v", err)
@@ -458,6 +454,20 @@ func TestLimiter(t *testing.T) {
 	r3()
 	if len(l.slots) != 0 || l.waiting != 0 {
 		t.Errorf("after all releases: %d slots held, %d waiting", len(l.slots), l.waiting)
+	}
+}
+
+// waitWaiting waits until n callers wait in l's queue.
+func waitWaiting(t *testing.T, l *limiter, n int) {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		w := l.waiting
+		l.mu.Unlock()
+		if w == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
