@@ -18,14 +18,22 @@ import (
 type meteredBackend struct {
 	*cpu.Backend
 	outstanding, maxOutstanding atomic.Int64
-	allocs                      atomic.Int64
+	allocs, allocBytes          atomic.Int64
 	plans, closed               atomic.Int64
+	reclaims                    atomic.Int64
+}
+
+// Reclaim counts the engine's requests to return freed memory.
+func (m *meteredBackend) Reclaim() {
+	m.reclaims.Add(1)
+	m.Backend.Reclaim()
 }
 
 func (m *meteredBackend) Alloc(n int) (kernels.Buffer, error) {
 	b, err := m.Backend.Alloc(n)
 	if err == nil {
 		m.allocs.Add(1)
+		m.allocBytes.Add(int64(n))
 		now := m.outstanding.Add(int64(n))
 		for {
 			old := m.maxOutstanding.Load()
@@ -302,6 +310,50 @@ func TestConcurrentEviction(t *testing.T) {
 	}
 	if st := e.Stats(); st.LiveBytes != 0 || st.IdleBytes > 64<<10 {
 		t.Errorf("%d live and %d idle bytes after every program closed", st.LiveBytes, st.IdleBytes)
+	}
+}
+
+// TestLargeRequestFreesSmallerIdle: a program that needs a large buffer
+// no idle one can serve frees the smaller idle buffers, and has the
+// backend return their memory, before it allocates; a small request keeps
+// them. Then a program of the small size runs in the large buffer.
+func TestLargeRequestFreesSmallerIdle(t *testing.T) {
+	tests := []struct {
+		name         string
+		small, large int // floats of the two programs' tensors
+		freed        bool
+	}{
+		{"large request", 1 << 20, 9 << 20, true}, // 36 MB tensors
+		{"small request", 1 << 20, 2 << 20, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &meteredBackend{Backend: cpu.New()}
+			e := graph.NewEngine(b)
+			checkExp(t, e, tt.small)
+			idle0, alloc0 := b.outstanding.Load(), b.allocBytes.Load()
+			if idle0 == 0 || e.Stats().IdleBytes != idle0 {
+				t.Fatalf("the small program left %d bytes, the pool %d idle", idle0, e.Stats().IdleBytes)
+			}
+			checkExp(t, e, tt.large)
+			// The large program may reuse a small buffer of its own size
+			// (a scalar's): everything else is freed.
+			freed := idle0 + b.allocBytes.Load() - alloc0 - b.outstanding.Load()
+			if tt.freed && freed < idle0-1024 || !tt.freed && freed != 0 {
+				t.Errorf("the large program freed %d bytes of %d idle, want all (%v)", freed, idle0, tt.freed)
+			}
+			if got := b.reclaims.Load() > 0; got != tt.freed {
+				t.Errorf("backend told to reclaim: %v, want %v", got, tt.freed)
+			}
+			if st := e.Stats(); st.IdleBytes != b.outstanding.Load() || st.LiveBytes != 0 {
+				t.Errorf("pool: %d idle, %d live bytes; backend holds %d", st.IdleBytes, st.LiveBytes, b.outstanding.Load())
+			}
+			allocs := b.allocs.Load()
+			checkExp(t, e, tt.small)
+			if n := b.allocs.Load() - allocs; n != 0 {
+				t.Errorf("the small program again allocated %d buffers", n)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/tensorforge/forge/internal/filepages"
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
@@ -387,7 +388,18 @@ func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, ci
 		pw = gemm.Default().PackConvWeight(rows, depth, w, depth)
 	}
 	actual, _ := b.convW.LoadOrStore(key, pw)
+	releasePacked(w[:rows*depth])
 	return actual.(*gemm.ConvWeight)
+}
+
+// releasePacked lets the kernel drop the resident pages of a constant
+// weight that has just been packed, where it lies in a mapped weight file
+// (package filepages): the kernels read only the pack from now on, and a
+// page read again comes back from the page cache. Kokoro's bfloat16
+// decoder and generator would otherwise keep their 200 MB of float32
+// weights resident beside the 100 MB of packs.
+func releasePacked(w []float32) {
+	filepages.Release(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), 4*len(w)))
 }
 
 // polyphaseConvT runs a transposed convolution (dilation 1) as S ordinary
@@ -405,6 +417,9 @@ func (b *Backend) polyphaseConvT(e *gemm.Engine, bufs []kernels.Buffer, wv kerne
 		if bias != nil {
 			bg = bias[g*cog : (g+1)*cog]
 		}
+		// Every phase reads all of the group's weight: its pages are
+		// released once the last phase is packed.
+		packed := false
 		for r := 0; r < S; r++ {
 			q0 := -floorDivInt(r-P, S) // first q with q·S + r − P ≥ 0
 			t0 := q0*S + r - P
@@ -427,7 +442,8 @@ func (b *Backend) polyphaseConvT(e *gemm.Engine, bufs []kernels.Buffer, wv kerne
 					}
 				}
 			} else {
-				pw := b.packedConvT(bufs, wv, g, r, cig, cog, K, S, kr, a.BF16 && gemm.HasBF16Conv())
+				pw, fresh := b.packedConvT(bufs, wv, g, r, cig, cog, K, S, kr, a.BF16 && gemm.HasBF16Conv())
+				packed = packed || fresh
 				if pw == nil {
 					if scratch == nil {
 						scratch = convWeightPool.Get().(*gemm.ConvWeight)
@@ -456,6 +472,9 @@ func (b *Backend) polyphaseConvT(e *gemm.Engine, bufs []kernels.Buffer, wv kerne
 				spreadPhase(y[(n*Cout+g*cog)*Lout:], tmp, cog, lr, Lout, t0, S)
 			}
 			colPool.Put(colp)
+		}
+		if packed {
+			releasePacked(w[g*cig*cog*K : (g+1)*cig*cog*K])
 		}
 	}
 }
@@ -509,15 +528,16 @@ type convTKey struct {
 
 // packedConvT returns phase r of group g of a constant (wrapped) transposed
 // convolution weight, packed on first use (in bfloat16 for the AMX path
-// when bf16 is set); nil for weights that may change.
-func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig, cog, K, S, kr int, bf16 bool) *gemm.ConvWeight {
+// when bf16 is set), and whether this call packed it; nil for weights that
+// may change.
+func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig, cog, K, S, kr int, bf16 bool) (*gemm.ConvWeight, bool) {
 	wb, ok := bufs[wv.Slot].(*buffer)
 	if !ok || !wb.wrapped {
-		return nil
+		return nil, false
 	}
 	key := convTKey{data: uintptr(unsafe.Pointer(unsafe.SliceData(wb.b))), off: wv.Offset, group: g, phase: r, s: S, cig: cig, cog: cog, taps: K, bf16: bf16}
 	if pw, ok := b.convW.Load(key); ok {
-		return pw.(*gemm.ConvWeight)
+		return pw.(*gemm.ConvWeight), false
 	}
 	wp := make([]float32, cog*cig*kr)
 	phaseWeight(wp, f32s(bufs, wv)[wv.Offset:], g, r, cig, cog, K, S, kr)
@@ -529,5 +549,5 @@ func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig,
 		pw = gemm.Default().PackConvWeight(cog, cig*kr, wp, cig*kr)
 	}
 	actual, _ := b.convW.LoadOrStore(key, pw)
-	return actual.(*gemm.ConvWeight)
+	return actual.(*gemm.ConvWeight), true
 }

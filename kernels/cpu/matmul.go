@@ -128,8 +128,10 @@ func (b *Backend) packedSGEMMB(bufs []kernels.Buffer, bv kernels.View, k, n int,
 	if pb, ok := b.gemmB.Load(key); ok {
 		return pb.(*gemm.PackedB)
 	}
-	pb := gemm.Default().PackB(trans, k, n, f32s(bufs, bv)[bv.Offset:], ldb)
+	src := f32s(bufs, bv)[bv.Offset:]
+	pb := gemm.Default().PackB(trans, k, n, src, ldb)
 	actual, _ := b.gemmB.LoadOrStore(key, pb)
+	releasePacked(src[:bSpan(k, n, trans, ldb)])
 	return actual.(*gemm.PackedB)
 }
 
@@ -148,7 +150,18 @@ func (b *Backend) packedBF16B(bufs []kernels.Buffer, bv kernels.View, k, n int, 
 	if w, ok := b.gemmB.Load(key); ok {
 		return w.(*gemm.BF16Weight)
 	}
-	w := gemm.Default().PackBF16(trans, k, n, f32s(bufs, bv)[bv.Offset:], ldb)
+	src := f32s(bufs, bv)[bv.Offset:]
+	w := gemm.Default().PackBF16(trans, k, n, src, ldb)
 	actual, _ := b.gemmB.LoadOrStore(key, w)
+	releasePacked(src[:bSpan(k, n, trans, ldb)])
 	return actual.(*gemm.BF16Weight)
+}
+
+// bSpan is the number of floats a k×n B operand with leading dimension
+// ldb spans (its rows are B's columns when trans is set).
+func bSpan(k, n int, trans bool, ldb int) int {
+	if trans {
+		return (n-1)*ldb + k
+	}
+	return (k-1)*ldb + n
 }

@@ -317,13 +317,32 @@ func timbre(g *graph.Graph, style []float32) graph.Tensor {
 	return g.InputF32("style", graph.Shape{1, StyleSize}, style).Slice(1, 0, styleDim)
 }
 
-// Warm runs one short utterance so that the first real one does not pay
-// for first use: faulting in the mapped weights, folding weight-only
-// subgraphs, starting the GEMM threads. A server or CLI calls it while
-// loading; the audio is discarded.
+// Warm pays the first-use costs so that the first real utterance does
+// not: every weight packed for its kernels (the decoder's and generator's
+// convolutions in bfloat16, the products' packed operands), weight-only
+// subgraphs folded, the GEMM threads started. A server or CLI calls it
+// while loading. It speaks "Hello world." (discarded) at warmSpeed, where
+// every phoneme lasts the least, one frame: 16 frames, a third of the
+// audio at normal pace and so a third of the generator's arithmetic,
+// while the packing, the part of warming that matters, is the same.
 func (m *Model) Warm(ctx context.Context) error {
-	ids := []int64{0, 50, 83, 54, 156, 57, 135, 16, 65, 156, 87, 158, 54, 46, 4, 0} // "Hello world."
-	style := make([]float32, StyleSize)
-	_, err := m.Synthesize(ctx, ids, style, 1)
+	_, err := m.warmTrace(ctx)
 	return err
+}
+
+// warmIDs is "Hello world.", Warm's utterance. With its pads it is 16
+// tokens, so 16 frames at warmSpeed: more than 8 along every axis, as a
+// real utterance is. The CPU backend runs a convolution over 8 frames or
+// fewer as a GEMM on a weight packed another way, so with fewer the first
+// real utterance would still pack the convolutions' weights.
+var warmIDs = []int64{0, 50, 83, 54, 156, 57, 135, 16, 65, 156, 87, 158, 54, 46, 4, 0}
+
+// warmSpeed is the pace Warm speaks at: every phoneme's summed duration
+// sigmoids (a few frames at speed 1) divided by it rounds to 0, so each
+// lasts one frame, the least.
+const warmSpeed = 100
+
+// warmTrace runs Warm's utterance and returns its trace.
+func (m *Model) warmTrace(ctx context.Context) (*Trace, error) {
+	return m.Forward(ctx, warmIDs, make([]float32, StyleSize), warmSpeed)
 }

@@ -150,6 +150,15 @@ func TestWarm(t *testing.T) {
 	if err := m.Warm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Each of Warm's tokens lasts one frame, and there are more than 8
+	// (see warmIDs).
+	tr, err := m.warmTrace(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if F := frames(tr.Durations); F != len(warmIDs) || F <= 8 {
+		t.Errorf("Warm speaks %d frames for %d tokens (%v), want one each and more than 8", F, len(warmIDs), tr.Durations)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := m.Warm(ctx); !errors.Is(err, context.Canceled) {

@@ -358,6 +358,68 @@ func TestConv1dBF16Pairs(t *testing.T) {
 	}
 }
 
+// packPairsScalar is packConvWeightPairs as first written, one value at a
+// time: the oracle of the parallel, vectorised packer.
+func packPairsScalar(pk *bf16Kernel, cout, cin, k int, w []float32, kc int) []uint32 {
+	steps := roundUp(cin, 2) / 2 * k
+	panels := ceilDiv(cout, pk.mr)
+	pairs := make([]uint32, panels*pk.mr*steps)
+	for pc := 0; pc < steps; pc += kc {
+		d := min(kc, steps-pc)
+		blk := pairs[pc*panels*pk.mr:]
+		for ir := 0; ir < panels; ir++ {
+			pan := blk[ir*pk.mr*d : (ir+1)*pk.mr*d]
+			for i := 0; i < pk.mr && ir*pk.mr+i < cout; i++ {
+				row := w[(ir*pk.mr+i)*cin*k:][:cin*k]
+				for p := 0; p < d; p++ {
+					c, tap := (pc+p)/k, (pc+p)%k
+					v := uint32(toBF16(row[2*c*k+tap]))
+					if 2*c+1 < cin {
+						v |= uint32(toBF16(row[(2*c+1)*k+tap])) << 16
+					}
+					pan[p*pk.mr+i] = v
+				}
+			}
+		}
+	}
+	return pairs
+}
+
+// TestPackPairsMatchesScalar checks the packer, on 1 to 3 threads, bit
+// for bit against the scalar oracle: odd channel counts, rows past the
+// last panel, several depth blocks, values that round up, ties and NaN.
+func TestPackPairsMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	tests := []struct{ cout, cin, k int }{
+		{1, 1, 1}, {5, 3, 3}, {13, 7, 11}, {64, 64, 3}, {100, 257, 7}, {256, 512, 3}, {40, 600, 1},
+	}
+	for _, pk := range bf16Kernels() {
+		for _, tc := range tests {
+			w := randSlice(r, tc.cout*tc.cin*tc.k)
+			for i := 0; i < len(w); i += 7 {
+				w[i] = math.Float32frombits(math.Float32bits(w[i])&^0xFFFF | 0x8000) // a tie
+			}
+			w[len(w)/2] = float32(math.NaN())
+			for _, threads := range []int{1, 2, 3} {
+				e, err := NewGo(threads, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				cw := e.packConvWeightPairs(pk, tc.cout, tc.cin, tc.k, w)
+				want := packPairsScalar(pk, tc.cout, tc.cin, tc.k, w, cw.kc)
+				if len(cw.pairs) != len(want) {
+					t.Fatalf("%s %v: %d words, want %d", pk.name, tc, len(cw.pairs), len(want))
+				}
+				for i := range want {
+					if cw.pairs[i] != want[i] {
+						t.Fatalf("%s %v %d threads: word %d = %#x, want %#x", pk.name, tc, threads, i, cw.pairs[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestPairKernelsMatchFloat64 checks each pair kernel alone on scattered
 // offsets, with and without beta, against float64 sums of the widened
 // pairs (bfloat16 products are exact in float32).

@@ -83,7 +83,8 @@ func pairGo4x4(k int, a, b *uint32, off *int, c *float32, ldc int, beta float32)
 // packConvWeightPairs packs w [cout, cin, k] for the pair kernel pk:
 // depth blocks of kc pair steps (step p = channel pair p/k, tap p%k), each
 // block's A micro-panels of mr rows, one uint32 per row and step; rows
-// past cout and the odd channel past cin are zero.
+// past cout and the odd channel past cin are zero. The micro-panels are
+// packed in parallel (see pairPacker).
 func (e *Engine) packConvWeightPairs(pk *bf16Kernel, cout, cin, k int, w []float32) *ConvWeight {
 	cinP := roundUp(cin, 2)
 	steps := cinP / 2 * k
@@ -91,25 +92,60 @@ func (e *Engine) packConvWeightPairs(pk *bf16Kernel, cout, cin, k int, w []float
 	cw := &ConvWeight{kern: e.convKernel(), m: cout, depth: cin * k, cin: cin, k: k, cinP: cinP, steps: steps, panels: panels, pk: pk}
 	cw.kc = ceilDiv(steps, ceilDiv(steps, pk.kc))
 	cw.pairs = make([]uint32, panels*pk.mr*steps)
-	for pc := 0; pc < steps; pc += cw.kc {
-		d := min(cw.kc, steps-pc)
-		blk := cw.pairs[pc*panels*pk.mr:]
-		for ir := 0; ir < panels; ir++ {
-			pan := blk[ir*pk.mr*d : (ir+1)*pk.mr*d]
-			for i := 0; i < pk.mr && ir*pk.mr+i < cout; i++ {
-				row := w[(ir*pk.mr+i)*cin*k:][:cin*k]
-				for p := 0; p < d; p++ {
-					c, tap := (pc+p)/k, (pc+p)%k
-					v := uint32(toBF16(row[2*c*k+tap]))
-					if 2*c+1 < cin {
-						v |= uint32(toBF16(row[(2*c+1)*k+tap])) << 16
-					}
-					pan[p*pk.mr+i] = v
+	workers := max(1, min(e.threads, cout*cin*k/minPackPerWorker))
+	p := &pairPacker{cw: cw, w: w, half: make([][]uint32, workers), row: make([][]uint32, workers)}
+	p.init(p.panel)
+	p.parallel(panels, workers)
+	return cw
+}
+
+// minPackPerWorker is the fewest weight values worth a packing worker of
+// their own: Kokoro's generator packs some 50 million at its first call,
+// the largest part of a short first request's start-up.
+const minPackPerWorker = 1 << 16
+
+// pairPacker packs one weight for packConvWeightPairs, a micro-panel a
+// task. Each row is rounded to bfloat16 at once, in order (the vector
+// conversion), its pair steps then joined from the rounded halves, and
+// scattered into the row's place in every depth block.
+type pairPacker struct {
+	team
+	cw   *ConvWeight
+	w    []float32
+	half [][]uint32 // per slot: the row rounded, two values a word
+	row  [][]uint32 // per slot: the row's pair steps
+}
+
+// panel packs micro-panel ir.
+func (p *pairPacker) panel(ir, slot int) {
+	cw := p.cw
+	mr, k, cin, depth := cw.pk.mr, cw.k, cw.cin, cw.cin*cw.k
+	if p.half[slot] == nil {
+		p.half[slot] = make([]uint32, ceilDiv(depth, 2))
+		p.row[slot] = make([]uint32, cw.steps)
+	}
+	half, row := p.half[slot], p.row[slot]
+	// at returns the rounded value of depth index i of the row.
+	at := func(i int) uint32 { return half[i/2] >> (16 * (i & 1)) & 0xFFFF }
+	for i := 0; i < mr && ir*mr+i < cw.m; i++ {
+		pairsOf(half, p.w[(ir*mr+i)*depth:][:depth])
+		for c := 0; c < cw.cinP/2; c++ {
+			for tap := 0; tap < k; tap++ {
+				v := at(2*c*k + tap)
+				if 2*c+1 < cin {
+					v |= at((2*c+1)*k+tap) << 16
 				}
+				row[c*k+tap] = v
+			}
+		}
+		for pc := 0; pc < cw.steps; pc += cw.kc {
+			d := min(cw.kc, cw.steps-pc)
+			pan := cw.pairs[pc*cw.panels*mr+ir*mr*d:][:mr*d]
+			for s, v := range row[pc : pc+d] {
+				pan[s*mr+i] = v
 			}
 		}
 	}
-	return cw
 }
 
 // setupPairs lays out the window, the work split and the B offsets (one

@@ -5,6 +5,8 @@ package mmap
 import (
 	"os"
 	"syscall"
+
+	"github.com/tensorforge/forge/internal/filepages"
 )
 
 func mapFile(f *os.File, size int) ([]byte, func([]byte) error, error) {
@@ -12,5 +14,12 @@ func mapFile(f *os.File, size int) ([]byte, func([]byte) error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return data, syscall.Munmap, nil
+	// A backend that packs a weight may drop the pages it read (see
+	// package filepages): they stay in the page cache.
+	filepages.Add(data)
+	unmap := func(b []byte) error {
+		filepages.Remove(b)
+		return syscall.Munmap(b)
+	}
+	return data, unmap, nil
 }
