@@ -27,6 +27,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tensorforge/forge/dsp/fft"
 	"github.com/tensorforge/forge/dsp/window"
@@ -157,30 +158,58 @@ func (e *Extractor) Compute(dst, audio []float32, nFrames int) ([]float32, error
 	}
 	dst = dst[:need]
 
-	var wg sync.WaitGroup
-	chunk := (nFrames + len(e.workers) - 1) / len(e.workers)
-	for i, w := range e.workers {
-		lo, hi := i*chunk, min((i+1)*chunk, nFrames)
+	// Frames go out in blocks through a counter, not as one range per
+	// goroutine: a recording is followed by its silence (NewAudio adds
+	// 30 s of it), whose frames cost almost nothing, so equal ranges left
+	// all the speech to the first goroutines.
+	var next atomic.Int64
+	e.parallel(func(w *worker) {
 		w.max = float32(math.Inf(-1))
-		if lo >= hi {
-			continue
+		for {
+			lo := int(next.Add(frameBlock)) - frameBlock
+			if lo >= nFrames {
+				return
+			}
+			e.frames(w, dst, nFrames, lo, min(lo+frameBlock, nFrames))
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.frames(w, dst, nFrames, lo, hi)
-		}()
-	}
-	wg.Wait()
+	})
 	top := float32(math.Inf(-1))
 	for _, w := range e.workers {
 		top = max(top, w.max)
 	}
 	floor := top - 8
-	for i, v := range dst {
-		dst[i] = (max(v, floor) + 4) / 4
-	}
+	var band atomic.Int64
+	e.parallel(func(*worker) {
+		for {
+			m := int(band.Add(1)) - 1
+			if m >= e.nMels {
+				return
+			}
+			row := dst[m*nFrames : (m+1)*nFrames]
+			for i, v := range row {
+				row[i] = (max(v, floor) + 4) / 4
+			}
+		}
+	})
 	return dst, nil
+}
+
+// frameBlock is the number of frames a goroutine takes at a time.
+const frameBlock = 32
+
+// parallel runs body once on each worker's goroutine (the caller's for the
+// first) and returns when all have returned.
+func (e *Extractor) parallel(body func(w *worker)) {
+	var wg sync.WaitGroup
+	for _, w := range e.workers[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body(w)
+		}()
+	}
+	body(e.workers[0])
+	wg.Wait()
 }
 
 // LongFormFrames returns the frame count of openai-whisper's

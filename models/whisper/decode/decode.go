@@ -334,13 +334,16 @@ func (t *task) greedyUpdate() (done bool, err error) {
 // argmax returns the first index of the largest finite-or-+Inf value, or -1
 // when every value is -Inf or NaN.
 func argmax(x []float32) int32 {
-	best, at := negInf, int32(-1)
+	m := maxOf(x)
+	if m == negInf {
+		return -1
+	}
 	for i, v := range x {
-		if v > best {
-			best, at = v, int32(i)
+		if v == m {
+			return int32(i)
 		}
 	}
-	return at
+	return -1 // not reached: m is one of x's values
 }
 
 // sample draws from softmax(x / T).

@@ -169,13 +169,15 @@ func pairState(seq []int32, tb int32) (last, penultimate bool) {
 	return last, penultimate
 }
 
-func fill(x []float32, v float32) {
-	for i := range x {
-		x[i] = v
-	}
-}
+func fill(x []float32, v float32) { vmath.Fill(x, v) }
 
+// maxOf returns the largest value of x that is not NaN (-Inf when there is
+// none). The vector maximum runs first: the logits rarely hold a NaN, and
+// a step on a GPU waits for the host's pass over its 51,865 logits.
 func maxOf(x []float32) float32 {
+	if m := vmath.Max(x); m == m {
+		return m
+	}
 	m := negInf
 	for _, v := range x {
 		if v > m {
