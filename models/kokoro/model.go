@@ -321,13 +321,25 @@ func timbre(g *graph.Graph, style []float32) graph.Tensor {
 // not: every weight packed for its kernels (the decoder's and generator's
 // convolutions in bfloat16, the products' packed operands), weight-only
 // subgraphs folded, the GEMM threads started. A server or CLI calls it
-// while loading. It speaks "Hello world." (discarded) at warmSpeed, where
-// every phoneme lasts the least, one frame: 16 frames, a third of the
-// audio at normal pace and so a third of the generator's arithmetic,
-// while the packing, the part of warming that matters, is the same.
+// while loading; the audio is discarded. The text and prosody stages
+// speak "Hello world." at warmSpeed, where every phoneme lasts the least,
+// one frame; beside them, since it needs only the number of frames, the
+// decoder and generator run on as many silent frames (zero F0, energy and
+// text features). Each runs every kernel a real utterance runs, on a
+// third of the audio the sentence has at normal pace, and the decoder's
+// packing, most of the cost, overlaps the text stage's.
 func (m *Model) Warm(ctx context.Context) error {
+	style := make([]float32, StyleSize)
+	var decErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		F := len(warmIDs)
+		decErr = m.runDecoder(ctx, style, &Trace{F0: make([]float32, 2*F), N: make([]float32, 2*F), ASR: make([]float32, hiddenDim*F)})
+	}()
 	_, err := m.warmTrace(ctx)
-	return err
+	<-done
+	return errors.Join(err, decErr)
 }
 
 // warmIDs is "Hello world.", Warm's utterance. With its pads it is 16
@@ -342,7 +354,7 @@ var warmIDs = []int64{0, 50, 83, 54, 156, 57, 135, 16, 65, 156, 87, 158, 54, 46,
 // lasts one frame, the least.
 const warmSpeed = 100
 
-// warmTrace runs Warm's utterance and returns its trace.
+// warmTrace runs the text and prosody stages on Warm's utterance.
 func (m *Model) warmTrace(ctx context.Context) (*Trace, error) {
-	return m.Forward(ctx, warmIDs, make([]float32, StyleSize), warmSpeed)
+	return m.prosodyTrace(ctx, warmIDs, make([]float32, StyleSize), warmSpeed)
 }
