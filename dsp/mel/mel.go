@@ -69,6 +69,7 @@ type Extractor struct {
 	win     []float32
 	workers []*worker
 	padded  []float32
+	last    int // index of padded's last non-zero sample (see lastSound)
 }
 
 // worker is one goroutine's scratch.
@@ -150,7 +151,9 @@ func (e *Extractor) Compute(dst, audio []float32, nFrames int) ([]float32, error
 		}
 	}
 	n := nFrames * Hop
-	e.padded = reflectPad(e.padded, audio[:min(len(audio), n)], n, NFFT/2)
+	body := audio[:min(len(audio), n)]
+	e.padded = reflectPad(e.padded, body, n, NFFT/2)
+	e.last = lastSound(body, n, NFFT/2)
 
 	need := e.nMels * nFrames
 	if cap(dst) < need {
@@ -250,6 +253,13 @@ func LogMel(audio []float32, nMels int) ([]float32, error) {
 func (e *Extractor) frames(w *worker, dst []float32, nFrames, lo, hi int) {
 	const floorLog = -10 // log10(1e-10), the clamp
 	for t := lo; t < hi; t++ {
+		if t*Hop > e.last { // the silence after the recording
+			for m := range e.bands {
+				dst[m*nFrames+t] = floorLog
+			}
+			w.max = max(w.max, floorLog)
+			continue
+		}
 		seg := e.padded[t*Hop : t*Hop+NFFT]
 		silent := true
 		for i, v := range seg {
@@ -282,6 +292,23 @@ func (e *Extractor) frames(w *worker, dst []float32, nFrames, lo, hi int) {
 			w.max = max(w.max, l)
 		}
 	}
+}
+
+// lastSound returns the index in reflectPad(x, n, p) of its last non-zero
+// sample (-1 if none), or the last index when the end's reflection may
+// reach into x's sound: frames that start after it are silent.
+func lastSound(x []float32, n, p int) int {
+	last := len(x) - 1
+	for last >= 0 && x[last] == 0 {
+		last--
+	}
+	switch {
+	case last < 0:
+		return -1
+	case last >= n-1-p: // within reach of the end's reflection
+		return n + 2*p - 1
+	}
+	return p + last
 }
 
 // reflectPad returns x zero-padded (or cut) to n samples, then extended by

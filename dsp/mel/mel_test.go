@@ -310,3 +310,36 @@ func BenchmarkLogMelClip(b *testing.B) {
 		dst, _ = e.Compute(dst, x, n)
 	}
 }
+
+// TestLastSound checks lastSound against the padded signal itself: no
+// non-zero sample lies after it, and it is exact unless the end's
+// reflection may reach the sound.
+func TestLastSound(t *testing.T) {
+	tests := []struct {
+		name string
+		x    []float32
+		n, p int
+	}{
+		{"silence", make([]float32, 50), 50, 8},
+		{"empty", nil, 40, 8},
+		{"sound then silence", append([]float32{0, 1, 2, 0.5}, make([]float32, 40)...), 44, 8},
+		{"sound at the end", []float32{0, 0, 0, 3}, 4, 2},
+		{"sound within the end's reflection", append([]float32{1, 2, 3}, make([]float32, 5)...), 8, 8},
+		{"audio cut short of n", []float32{1, 0, 2}, 60, 8},
+		{"shorter than the pad", []float32{4}, 1, 8},
+	}
+	for _, tt := range tests {
+		padded := reflectPad(nil, tt.x, tt.n, tt.p)
+		want := len(padded) - 1
+		for want >= 0 && padded[want] == 0 {
+			want--
+		}
+		got := lastSound(tt.x, tt.n, tt.p)
+		if got < want || got >= len(padded) {
+			t.Errorf("%s: lastSound = %d, but the last non-zero sample is at %d of %d", tt.name, got, want, len(padded))
+		}
+		if got != want && got != len(padded)-1 {
+			t.Errorf("%s: lastSound = %d, want %d (or the conservative %d)", tt.name, got, want, len(padded)-1)
+		}
+	}
+}
