@@ -16,6 +16,7 @@
 package filepages
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 )
@@ -92,4 +93,21 @@ func Release(p []byte) int {
 		}
 	}
 	return n
+}
+
+// Resident returns how many bytes of the whole pages inside p the process
+// has resident now, for tests and diagnostics of Release's callers (Linux
+// only: elsewhere an error).
+func Resident(p []byte) (int, error) {
+	s := span(p)
+	lo := (s.lo + pageSize - 1) &^ (pageSize - 1)
+	hi := s.hi &^ (pageSize - 1)
+	if hi <= lo {
+		return 0, nil
+	}
+	n, err := resident(lo, hi)
+	if err != nil {
+		return 0, fmt.Errorf("filepages: %w", err)
+	}
+	return n * int(pageSize), nil
 }

@@ -107,8 +107,12 @@ func TestRelease(t *testing.T) {
 			if got := Release(m[tt.lo:tt.hi]); got != tt.want {
 				t.Errorf("Release = %d bytes, want %d", got, tt.want)
 			}
-			if after := residentKB(t, m); before-after != tt.want/1024 {
+			after := residentKB(t, m)
+			if before-after != tt.want/1024 {
 				t.Errorf("resident %d → %d KB, want %d KB fewer", before, after, tt.want/1024)
+			}
+			if n, err := Resident(m); err != nil || n != after*1024 {
+				t.Errorf("Resident = %d, %v; smaps says %d KB", n, err, after)
 			}
 			if !bytes.Equal(m, want) {
 				t.Error("the mapping's bytes changed")

@@ -279,6 +279,10 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) erro
 	if srcErr != nil {
 		return srcErr
 	}
+	// The generator's working memory (some 20 MB a second of audio) makes
+	// the process's peak: the weight pages the stages before it read in
+	// place are given back first, and only the generator's own come back.
+	m.w.releasePages()
 	g := graph.New()
 	in := func(name string, v *graph.Value) graph.Tensor { return g.InputBytes(name, graph.F32, v.Shape, v.Data) }
 	wave := gen.forward(in("x", x), timbre(g, style), [2]graph.Tensor{in("src0", src[0]), in("src1", src[1])})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/tensorforge/forge/internal/filepages"
 	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/safetensors"
 )
@@ -111,6 +112,19 @@ func (w *Weights) Close() error {
 	err := w.art.Close()
 	w.art = nil
 	return err
+}
+
+// releasePages gives back the resident pages of the tensors that lie in
+// the mapped fp32 file (see package filepages; the int8 artifact's
+// dequantized copies are not released). The packed convolution and
+// product weights were released as they were packed; what this releases
+// is what the kernels read in place, some 40 MB: the LSTMs' recurrent
+// weights, the style projections of every AdaIN, biases and norms. The
+// pages come back from the page cache when read again.
+func (w *Weights) releasePages() {
+	for _, t := range w.tensors {
+		filepages.Release(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t.data))), 4*len(t.data)))
+	}
 }
 
 // Len returns the number of parameter tensors.
