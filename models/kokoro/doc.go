@@ -79,6 +79,18 @@
 // 0.17–0.20 and 250–300 ms to first audio by default (fp32 or int8
 // artifact); RTF 0.37–0.39 and about 600 ms with Float32.
 //
+// # Memory
+//
+// The fp32 artifact is mapped, not copied (load takes about 10 ms). The
+// CPU backend keeps its own packs of the weights it multiplies (bfloat16
+// for the decoder and generator, 100 MB; float32 for the rest, 80 MB)
+// and gives back the mapped pages it packed from (internal/filepages); the
+// pages the kernels read in place (LSTM recurrences, the AdaIN style
+// projections, some 40 MB) are given back before each generator run, as
+// that run's working memory, about 20 MB a second of audio in a chunk,
+// makes the peak. cmd/say on the 30-word benchmark paragraph peaks at
+// about 470 MiB (reports/2026-11-24-kokoro-memory.md).
+//
 // Text comes in through the front-end sub-packages: g2p (normalisation,
 // espeak-ng phonemes, sentence chunking), vocab (phonemes → ids) and
 // espeak (the espeak-ng binding).
