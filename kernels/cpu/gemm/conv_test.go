@@ -358,8 +358,8 @@ func TestConv1dBF16Pairs(t *testing.T) {
 	}
 }
 
-// packPairsScalar is packConvWeightPairs as first written, one value at a
-// time: the oracle of the parallel, vectorised packer.
+// packPairsScalar is packConvWeightPairs as first written, on one
+// thread: the oracle of the parallel packer's split into tasks.
 func packPairsScalar(pk *bf16Kernel, cout, cin, k int, w []float32, kc int) []uint32 {
 	steps := roundUp(cin, 2) / 2 * k
 	panels := ceilDiv(cout, pk.mr)
@@ -386,7 +386,7 @@ func packPairsScalar(pk *bf16Kernel, cout, cin, k int, w []float32, kc int) []ui
 }
 
 // TestPackPairsMatchesScalar checks the packer, on 1 to 3 threads, bit
-// for bit against the scalar oracle: odd channel counts, rows past the
+// for bit against the one-thread oracle: odd channel counts, rows past the
 // last panel, several depth blocks, values that round up, ties and NaN.
 func TestPackPairsMatchesScalar(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 30))

@@ -93,7 +93,7 @@ func (e *Engine) packConvWeightPairs(pk *bf16Kernel, cout, cin, k int, w []float
 	cw.kc = ceilDiv(steps, ceilDiv(steps, pk.kc))
 	cw.pairs = make([]uint32, panels*pk.mr*steps)
 	workers := max(1, min(e.threads, cout*cin*k/minPackPerWorker))
-	p := &pairPacker{cw: cw, w: w, half: make([][]uint32, workers), row: make([][]uint32, workers)}
+	p := &pairPacker{cw: cw, w: w}
 	p.init(p.panel)
 	p.parallel(panels, workers)
 	return cw
@@ -104,44 +104,30 @@ func (e *Engine) packConvWeightPairs(pk *bf16Kernel, cout, cin, k int, w []float
 // the largest part of a short first request's start-up.
 const minPackPerWorker = 1 << 16
 
-// pairPacker packs one weight for packConvWeightPairs, a micro-panel a
-// task. Each row is rounded to bfloat16 at once, in order (the vector
-// conversion), its pair steps then joined from the rounded halves, and
-// scattered into the row's place in every depth block.
+// pairPacker packs one weight for packConvWeightPairs, a micro-panel (mr
+// rows) a task, block by block: a block's micro-panel (mr·kc words) stays
+// in L1 while its rows are read in order.
 type pairPacker struct {
 	team
-	cw   *ConvWeight
-	w    []float32
-	half [][]uint32 // per slot: the row rounded, two values a word
-	row  [][]uint32 // per slot: the row's pair steps
+	cw *ConvWeight
+	w  []float32
 }
 
 // panel packs micro-panel ir.
-func (p *pairPacker) panel(ir, slot int) {
+func (p *pairPacker) panel(ir, _ int) {
 	cw := p.cw
-	mr, k, cin, depth := cw.pk.mr, cw.k, cw.cin, cw.cin*cw.k
-	if p.half[slot] == nil {
-		p.half[slot] = make([]uint32, ceilDiv(depth, 2))
-		p.row[slot] = make([]uint32, cw.steps)
-	}
-	half, row := p.half[slot], p.row[slot]
-	// at returns the rounded value of depth index i of the row.
-	at := func(i int) uint32 { return half[i/2] >> (16 * (i & 1)) & 0xFFFF }
-	for i := 0; i < mr && ir*mr+i < cw.m; i++ {
-		pairsOf(half, p.w[(ir*mr+i)*depth:][:depth])
-		for c := 0; c < cw.cinP/2; c++ {
-			for tap := 0; tap < k; tap++ {
-				v := at(2*c*k + tap)
+	mr, k, cin := cw.pk.mr, cw.k, cw.cin
+	for pc := 0; pc < cw.steps; pc += cw.kc {
+		d := min(cw.kc, cw.steps-pc)
+		pan := cw.pairs[pc*cw.panels*mr+ir*mr*d:][:mr*d]
+		for i := 0; i < mr && ir*mr+i < cw.m; i++ {
+			row := p.w[(ir*mr+i)*cin*k:][:cin*k]
+			for s := range d {
+				c, tap := (pc+s)/k, (pc+s)%k
+				v := uint32(toBF16(row[2*c*k+tap]))
 				if 2*c+1 < cin {
-					v |= at((2*c+1)*k+tap) << 16
+					v |= uint32(toBF16(row[(2*c+1)*k+tap])) << 16
 				}
-				row[c*k+tap] = v
-			}
-		}
-		for pc := 0; pc < cw.steps; pc += cw.kc {
-			d := min(cw.kc, cw.steps-pc)
-			pan := cw.pairs[pc*cw.panels*mr+ir*mr*d:][:mr*d]
-			for s, v := range row[pc : pc+d] {
 				pan[s*mr+i] = v
 			}
 		}
