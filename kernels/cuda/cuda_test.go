@@ -202,3 +202,51 @@ func TestHalfAttention(t *testing.T) {
 		}
 	}
 }
+
+// TestLSTMOneLaunch: an LSTM of at most 8 sequences runs its whole
+// recurrence in one launch (forge_lstm_loop), a larger batch a launch per
+// step (forge_lstm_step). Both must give the CPU's outputs, final h and c
+// included, within float32 rounding (relative L2 ≤ 1e-5), over Kokoro's
+// hidden size, both directions and a given initial state. (The two paths
+// cannot be compared bit for bit through a batch of 8 and one of 9: the
+// input projections are one cuBLASLt product of T·B rows, whose
+// algorithm, and so rounding, depends on the row count.)
+func TestLSTMOneLaunch(t *testing.T) {
+	b := open(t, kernels.F32)
+	ctx := context.Background()
+	const T, I, H = 37, 48, 256
+	build := func(g *graph.Graph, batch int) []graph.Tensor {
+		seq := g.ParamF32("seq", graph.Shape{T, batch, I}, ramp(T*batch*I, 0.013))
+		lw := func(name string, scale float32, shape ...int) graph.Tensor {
+			return g.ParamF32(name, graph.Shape(shape), ramp(graph.Shape(shape).Len(), scale))
+		}
+		h0 := g.ParamF32("h0", graph.Shape{2, batch, H}, ramp(2*batch*H, 0.01))
+		c0 := g.ParamF32("c0", graph.Shape{2, batch, H}, ramp(2*batch*H, 0.02))
+		y, h, c := seq.LSTM(graph.LSTMWeights{WIH: lw("wih", 0.004, 4*H, I), WHH: lw("whh", 0.003, 4*H, H), BIH: lw("bih", 0.1, 4*H), BHH: lw("bhh", 0.05, 4*H)},
+			&graph.LSTMWeights{WIH: lw("wihr", 0.005, 4*H, I), WHH: lw("whhr", 0.002, 4*H, H), BIH: lw("bihr", 0.1, 4*H), BHH: lw("bhhr", 0.07, 4*H)},
+			h0, c0, false)
+		return []graph.Tensor{y, h, c}
+	}
+	for _, batch := range []int{1, 8, 9} {
+		want, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New(), batch)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := graph.NewEngine(b).Eval(ctx, build(graph.New(), batch)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range []string{"y", "h", "c"} {
+			w, g := want[i].F32(), got[i].F32()
+			var num, den float64
+			for j := range w {
+				d := float64(g[j] - w[j])
+				num += d * d
+				den += float64(w[j]) * float64(w[j])
+			}
+			if rel := math.Sqrt(num / den); !(rel <= 1e-5) {
+				t.Errorf("batch %d: %s differs from the CPU's by relative L2 %.2g", batch, name, rel)
+			}
+		}
+	}
+}

@@ -965,7 +965,9 @@ extern "C" __global__ void forge_lstm_step(LSTMStepArgs a) {
 			float gg = tanhf(gates[bi][2][ul]);
 			float og = 1.f / (1.f + __expf(-gates[bi][3][ul]));
 			i64 hc = ((i64)dir * a.B + b) * H + u;
-			float cn = fg * a.cin[hc] + ig * gg;
+			// Rounded explicitly so that forge_lstm_loop's same line gives
+			// the same bits whatever the compiler contracts.
+			float cn = __fmaf_rn(fg, a.cin[hc], __fmul_rn(ig, gg));
 			float hn = og * tanhf(cn);
 			a.cout[hc] = cn;
 			a.hout[hc] = hn;
@@ -974,6 +976,103 @@ extern "C" __global__ void forge_lstm_step(LSTMStepArgs a) {
 		}
 		__syncthreads();
 	}
+}
+
+// grid_barrier waits until every block of the grid has reached barrier
+// number n (1, 2, …) on *count, which is 0 at launch. The blocks must all
+// be resident at once (the caller launches at most one per SM). The fences
+// publish each block's global writes before its arrival and order the
+// reads after it, as cooperative groups' grid sync does.
+__device__ __forceinline__ void grid_barrier(unsigned* count, unsigned n) {
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		unsigned target = n * gridDim.x * gridDim.y;
+		__threadfence();
+		atomicAdd(count, 1u);
+		while (*(volatile unsigned*)count < target) {
+		}
+		__threadfence();
+	}
+	__syncthreads();
+}
+
+// forge_lstm_loop is forge_lstm_step for every step in one launch, for a
+// batch of at most 8: the same blocks and the same arithmetic in the same
+// order (so the same results), with a grid barrier between steps instead
+// of a kernel boundary. What a step reads is brought on chip at its start,
+// all loads at once: h of the step before (through L2 with __ldcg, since
+// other blocks wrote it) and the block's input projections; its 32 rows of
+// W_hh and their biases stay in shared memory for the whole launch (the
+// caller passes 32·H + B·H floats of dynamic shared memory), and thread
+// e < 8·B keeps the cell state c of unit e % 8, batch item e / 8, in a
+// register. h ping-pongs between hin (h0 at step 0) and hout: after an odd
+// number of steps the last h is in hout, else in hin; the last c goes to
+// cN.
+extern "C" __global__ void forge_lstm_loop(LSTMStepArgs a, unsigned* count, const float* c0, float* cN) {
+	extern __shared__ float wsm[]; // [32][H] W_hh rows, then hs [B][H]
+	__shared__ float gates[8][4][LSTM_UNITS];
+	__shared__ float gxs[8][4 * LSTM_UNITS];
+	__shared__ float bhs[4 * LSTM_UNITS];
+	int dir = blockIdx.y;
+	int u0 = blockIdx.x * LSTM_UNITS;
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int H = a.H, B = a.B;
+	float* hs = wsm + 4 * LSTM_UNITS * H;
+	const float* whh = a.whh[dir];
+	const float* bhh = a.bhh[dir];
+	for (int e = threadIdx.x; e < 4 * LSTM_UNITS * H; e += blockDim.x) {
+		int r = e / H, k = e % H;
+		int g = r / LSTM_UNITS, u = u0 + r % LSTM_UNITS;
+		wsm[e] = u < H ? whh[(i64)(g * H + u) * H + k] : 0.f;
+	}
+	if (threadIdx.x < 4 * LSTM_UNITS) {
+		int r = threadIdx.x, g = r / LSTM_UNITS, u = u0 + r % LSTM_UNITS;
+		bhs[r] = bhh && u < H ? bhh[g * H + u] : 0.f;
+	}
+	int mb = threadIdx.x / LSTM_UNITS, mu = u0 + threadIdx.x % LSTM_UNITS; // this thread's cell
+	bool owner = mb < B && mu < H;
+	i64 mine = ((i64)dir * B + mb) * H + mu;
+	float c = owner ? c0[mine] : 0.f;
+	float* hbuf[2] = {(float*)a.hin, a.hout};
+	for (int s = 0; s < a.T; s++) {
+		int t = dir == 0 ? s : a.T - 1 - s;
+		const float* hin = hbuf[s & 1] + (i64)dir * B * H;
+		for (int e = threadIdx.x; e < B * H; e += blockDim.x) hs[e] = __ldcg(hin + e);
+		for (int e = threadIdx.x; e < B * 4 * LSTM_UNITS; e += blockDim.x) {
+			int b = e / (4 * LSTM_UNITS), r = e % (4 * LSTM_UNITS);
+			int g = r / LSTM_UNITS, u = u0 + r % LSTM_UNITS;
+			i64 xr = a.batchFirst ? (i64)b * a.T + t : (i64)t * B + b;
+			gxs[b][r] = u < H ? a.gx[dir * a.gxDir + xr * 4 * H + g * H + u] : 0.f;
+		}
+		__syncthreads();
+		for (int r = warp * 8; r < warp * 8 + 8; r++) {
+			int g = r / LSTM_UNITS, u = u0 + r % LSTM_UNITS;
+			if (u >= H) continue;
+			const float* w = wsm + r * H;
+			for (int b = 0; b < B; b++) {
+				const float* h = hs + b * H;
+				float acc = 0;
+				for (int k = lane; k < H; k += 32) acc = fmaf(w[k], h[k], acc);
+				acc = warp_sum(acc);
+				if (lane == 0) gates[b][g][r % LSTM_UNITS] = acc + gxs[b][r] + (bhh ? bhs[r] : 0.f);
+			}
+		}
+		__syncthreads();
+		if (owner) {
+			int ul = threadIdx.x % LSTM_UNITS;
+			float ig = 1.f / (1.f + __expf(-gates[mb][0][ul]));
+			float fg = 1.f / (1.f + __expf(-gates[mb][1][ul]));
+			float gg = tanhf(gates[mb][2][ul]);
+			float og = 1.f / (1.f + __expf(-gates[mb][3][ul]));
+			c = __fmaf_rn(fg, c, __fmul_rn(ig, gg)); // as forge_lstm_step
+			float hn = og * tanhf(c);
+			hbuf[(s + 1) & 1][mine] = hn;
+			i64 yo = a.batchFirst ? (((i64)mb * a.T + t) * a.D + dir) * H + mu : (((i64)t * B + mb) * a.D + dir) * H + mu;
+			a.y[yo] = hn;
+		}
+		grid_barrier(count, s + 1);
+	}
+	if (owner && cN) cN[mine] = c;
 }
 
 // forge_col2im_t finishes a transposed convolution computed as one product

@@ -495,13 +495,17 @@ func lstmScratch(s *kernels.Step) int {
 	if at.BatchFirst {
 		B = x.Shape[0]
 	}
-	return roundUp(D*x.Shape[0]*x.Shape[1]*4*at.Hidden*4) + 4*roundUp(D*B*at.Hidden*4)
+	return roundUp(D*x.Shape[0]*x.Shape[1]*4*at.Hidden*4) + 4*roundUp(D*B*at.Hidden*4) + roundUp(4)
 }
 
 // lstmSteps runs an LSTM as one product per direction for the input
-// projections of all steps (cuBLASLt) and then one small kernel per step,
-// spread over many blocks: the recurrence is sequential, each step's
-// product with W_hh is not.
+// projections of all steps (cuBLASLt) and then the recurrence, spread over
+// many blocks: it is sequential, each step's product with W_hh is not.
+// Where its blocks fit one per SM, the whole recurrence is one launch
+// (forge_lstm_loop: a grid barrier between steps, W_hh in shared memory);
+// otherwise one forge_lstm_step launch per step. Kokoro's LSTMs (H 256,
+// both directions: 64 blocks) run some 1,400 steps for a paragraph, and a
+// launch per step cost ~16 µs of device time each.
 func (q *queue) lstmSteps(s *kernels.Step, bufs []kernels.Buffer, T, B, D int) error {
 	at := s.Attr.(kernels.LSTMAttr)
 	x, H := s.In[0], at.Hidden
@@ -524,17 +528,38 @@ func (q *queue) lstmSteps(s *kernels.Step, bufs []kernels.Buffer, T, B, D int) e
 	if err := q.b.drv.MemcpyDtoDAsync(hbuf[0], ptr(bufs, s.In[1+4*D]), n, q.stream); err != nil {
 		return err
 	}
-	if err := q.b.drv.MemcpyDtoDAsync(cbuf[0], ptr(bufs, s.In[2+4*D]), n, q.stream); err != nil {
-		return err
-	}
 	a := lstmStepArgs{gx: uint64(gx), y: uint64(ptr(bufs, s.Out[0])), gxDir: int64(gxDir),
 		t: int32(T), b: int32(B), h: int32(H), d: int32(D), bf: b2i(at.BatchFirst)}
 	for d := 0; d < D; d++ {
 		a.whh[d] = uint64(ptr(bufs, s.In[2+4*d]))
 		a.bhh[d] = uint64(ptr(bufs, s.In[4+4*d]))
 	}
-	f := q.b.mods.fixed("forge_lstm_step")
 	grid := driver.Dim3{X: uint32((H + 7) / 8), Y: uint32(D)}
+	last := T % 2
+	if shared := 4 * (4*lstmUnits*H + B*H); B <= 8 && shared <= lstmSharedMax && int(grid.X*grid.Y) <= q.b.info.SMs {
+		count := cbuf[1] + driver.DevicePtr(size)
+		if err := q.b.drv.MemsetD8Async(count, 0, 4, q.stream); err != nil {
+			return err
+		}
+		a.hin, a.hout = uint64(hbuf[0]), uint64(hbuf[1])
+		var cN driver.DevicePtr
+		if len(s.Out) > 2 {
+			cN = ptr(bufs, s.Out[2])
+		}
+		f := q.b.mods.fixed("forge_lstm_loop")
+		args := q.args.Reset().Bytes(structBytes(&a)).Ptr(count).Ptr(ptr(bufs, s.In[2+4*D])).Ptr(cN)
+		if err := q.b.drv.Launch(f, grid, driver.Dim3{X: 128}, uint32(shared), q.stream, args); err != nil {
+			return err
+		}
+		if len(s.Out) > 1 {
+			return q.b.drv.MemcpyDtoDAsync(ptr(bufs, s.Out[1]), hbuf[last], n, q.stream)
+		}
+		return nil
+	}
+	if err := q.b.drv.MemcpyDtoDAsync(cbuf[0], ptr(bufs, s.In[2+4*D]), n, q.stream); err != nil {
+		return err
+	}
+	f := q.b.mods.fixed("forge_lstm_step")
 	for step := 0; step < T; step++ {
 		a.s = int32(step)
 		a.hin, a.cin = uint64(hbuf[step%2]), uint64(cbuf[step%2])
@@ -543,7 +568,6 @@ func (q *queue) lstmSteps(s *kernels.Step, bufs []kernels.Buffer, T, B, D int) e
 			return err
 		}
 	}
-	last := T % 2
 	if len(s.Out) > 1 {
 		if err := q.b.drv.MemcpyDtoDAsync(ptr(bufs, s.Out[1]), hbuf[last], n, q.stream); err != nil {
 			return err
@@ -556,6 +580,14 @@ func (q *queue) lstmSteps(s *kernels.Step, bufs []kernels.Buffer, T, B, D int) e
 	}
 	return nil
 }
+
+// lstmUnits is kernels.cu's LSTM_UNITS: hidden units per block.
+const lstmUnits = 8
+
+// lstmSharedMax is the most dynamic shared memory forge_lstm_loop takes
+// (W_hh rows and h): the 48 KiB a launch gets without opting in, less its
+// static arrays.
+const lstmSharedMax = 48<<10 - (2*8*4*lstmUnits+4*lstmUnits)*4
 
 // scratchBytes is the per-queue workspace a step needs: half-precision
 // copies of a product's operands, a convolution's columns.
