@@ -164,7 +164,7 @@ type reclaimer interface{ Reclaim() }
 // buffers (the chunk's sources and decoder programs, the previous chunk's)
 // stayed resident, a third of say's peak memory. The new buffer serves
 // their sizes afterwards: a brief program takes any larger idle buffer,
-// a compiled one one up to twice its need. The caller holds e.mu.
+// a compiled program one at most twice its need. The caller holds e.mu.
 func (e *Engine) dropSmaller(host bool, size int) []kernels.Buffer {
 	s := &e.pool[side(host)]
 	var out []kernels.Buffer
