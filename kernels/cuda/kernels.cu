@@ -697,6 +697,28 @@ extern "C" __global__ void forge_conv_transpose1d(ConvArgs a) {
 // ---------------------------------------------------------------------------
 // LSTM
 
+// warp_dot is Σ w[k]·h[k] over k < n, the lanes of a warp taking every
+// 32nd term in order and warp_sum adding their sums; all lanes get it.
+__device__ __forceinline__ float warp_dot(const float* w, const float* h, int n, int lane) {
+	float acc = 0;
+	for (int k = lane; k < n; k += 32) acc = fmaf(w[k], h[k], acc);
+	return warp_sum(acc);
+}
+
+// lstm_cell is one LSTM cell update from its four gate pre-activations
+// (PyTorch's order i, f, g, o): it returns the new c and sets *h. Every
+// LSTM kernel uses it, with c's update rounded explicitly, so that they
+// agree bit for bit whatever the compiler contracts.
+__device__ __forceinline__ float lstm_cell(float i, float f, float g, float o, float c, float* h) {
+	float ig = 1.f / (1.f + __expf(-i));
+	float fg = 1.f / (1.f + __expf(-f));
+	float gg = tanhf(g);
+	float og = 1.f / (1.f + __expf(-o));
+	float cn = __fmaf_rn(fg, c, __fmul_rn(ig, gg));
+	*h = og * tanhf(cn);
+	return cn;
+}
+
 // LSTMArgs: one direction per block (blockIdx.x), PyTorch gate order i, f,
 // g, o. x is [T, B, I] (or [B, T, I] when batchFirst), y [T, B, D·H] (or
 // [B, T, D·H]), h0/c0/hN/cN [D, B, H]. Weights per direction.
@@ -752,13 +774,8 @@ extern "C" __global__ void forge_lstm(LSTMArgs a) {
 		for (int e = threadIdx.x; e < B * H; e += blockDim.x) {
 			int b = e / H, j = e % H;
 			const float* gr = gates + b * 4 * H;
-			float ig = 1.f / (1.f + __expf(-gr[j]));
-			float fg = 1.f / (1.f + __expf(-gr[H + j]));
-			float gg = tanhf(gr[2 * H + j]);
-			float og = 1.f / (1.f + __expf(-gr[3 * H + j]));
-			float cn = fg * c[e] + ig * gg;
-			float hn = og * tanhf(cn);
-			c[e] = cn;
+			float hn;
+			c[e] = lstm_cell(gr[j], gr[H + j], gr[2 * H + j], gr[3 * H + j], c[e], &hn);
 			h[e] = hn;
 			i64 yo = a.batchFirst ? (((i64)b * a.T + t) * a.D + dir) * H + j : (((i64)t * B + b) * a.D + dir) * H + j;
 			a.y[yo] = hn;
@@ -947,9 +964,7 @@ extern "C" __global__ void forge_lstm_step(LSTMStepArgs a) {
 			for (int bi = 0; bi < nb; bi++) {
 				int b = b0 + bi;
 				const float* h = a.hin + ((i64)dir * a.B + b) * H;
-				float acc = 0;
-				for (int k = lane; k < H; k += 32) acc = fmaf(w[k], h[k], acc);
-				acc = warp_sum(acc);
+				float acc = warp_dot(w, h, H, lane);
 				if (lane == 0) {
 					i64 xr = a.batchFirst ? (i64)b * a.T + t : (i64)t * a.B + b;
 					gates[bi][g][r % LSTM_UNITS] = acc + a.gx[dir * a.gxDir + xr * 4 * H + row] + (bhh ? bhh[row] : 0.f);
@@ -960,15 +975,9 @@ extern "C" __global__ void forge_lstm_step(LSTMStepArgs a) {
 		for (int e = threadIdx.x; e < nb * LSTM_UNITS; e += blockDim.x) {
 			int bi = e / LSTM_UNITS, ul = e % LSTM_UNITS, u = u0 + ul, b = b0 + bi;
 			if (u >= H) continue;
-			float ig = 1.f / (1.f + __expf(-gates[bi][0][ul]));
-			float fg = 1.f / (1.f + __expf(-gates[bi][1][ul]));
-			float gg = tanhf(gates[bi][2][ul]);
-			float og = 1.f / (1.f + __expf(-gates[bi][3][ul]));
 			i64 hc = ((i64)dir * a.B + b) * H + u;
-			// Rounded explicitly so that forge_lstm_loop's same line gives
-			// the same bits whatever the compiler contracts.
-			float cn = __fmaf_rn(fg, a.cin[hc], __fmul_rn(ig, gg));
-			float hn = og * tanhf(cn);
+			float hn;
+			float cn = lstm_cell(gates[bi][0][ul], gates[bi][1][ul], gates[bi][2][ul], gates[bi][3][ul], a.cin[hc], &hn);
 			a.cout[hc] = cn;
 			a.hout[hc] = hn;
 			i64 yo = a.batchFirst ? (((i64)b * a.T + t) * a.D + dir) * H + u : (((i64)t * a.B + b) * a.D + dir) * H + u;
@@ -1051,21 +1060,15 @@ extern "C" __global__ void forge_lstm_loop(LSTMStepArgs a, unsigned* count, cons
 			const float* w = wsm + r * H;
 			for (int b = 0; b < B; b++) {
 				const float* h = hs + b * H;
-				float acc = 0;
-				for (int k = lane; k < H; k += 32) acc = fmaf(w[k], h[k], acc);
-				acc = warp_sum(acc);
+				float acc = warp_dot(w, h, H, lane);
 				if (lane == 0) gates[b][g][r % LSTM_UNITS] = acc + gxs[b][r] + (bhh ? bhs[r] : 0.f);
 			}
 		}
 		__syncthreads();
 		if (owner) {
 			int ul = threadIdx.x % LSTM_UNITS;
-			float ig = 1.f / (1.f + __expf(-gates[mb][0][ul]));
-			float fg = 1.f / (1.f + __expf(-gates[mb][1][ul]));
-			float gg = tanhf(gates[mb][2][ul]);
-			float og = 1.f / (1.f + __expf(-gates[mb][3][ul]));
-			c = __fmaf_rn(fg, c, __fmul_rn(ig, gg)); // as forge_lstm_step
-			float hn = og * tanhf(c);
+			float hn;
+			c = lstm_cell(gates[mb][0][ul], gates[mb][1][ul], gates[mb][2][ul], gates[mb][3][ul], c, &hn);
 			hbuf[(s + 1) & 1][mine] = hn;
 			i64 yo = a.batchFirst ? (((i64)mb * a.T + t) * a.D + dir) * H + mu : (((i64)t * B + mb) * a.D + dir) * H + mu;
 			a.y[yo] = hn;
