@@ -26,6 +26,14 @@ const attnScoreFloats = 1 << 18
 // microkernel (12×32).
 const attnRowGrain = 12
 
+// attnParallelMACs is the least work (multiply-adds of both products, all
+// batch items) worth spreading over the threads. A decoder step's
+// self-attention (6 heads, 1 query, a few dozen keys: ~25k) costs a few
+// microseconds on one core, and handing half of it to another goroutine
+// took some 20 µs a call in Whisper tiny's step on the 2-core EPYC: the
+// other core's thread sleeps between the step's phases.
+const attnParallelMACs = 1 << 17
+
 var attnScratch = sync.Pool{New: func() any { return new([]float32) }}
 
 // attention implements OpAttention: for each batch item and block of query
@@ -125,7 +133,7 @@ func (b *Backend) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		attnScratch.Put(sp)
 	}
 	tasks := batch * blocks
-	if b.split(tasks, 1) {
+	if b.split(tasks, 1) && batch*n*keys*(d+dv) >= attnParallelMACs {
 		b.parallelFor(tasks, 1, run)
 	} else {
 		run(0, tasks)
