@@ -99,6 +99,26 @@ func BenchmarkExpSub1500(b *testing.B) {
 	}
 }
 
+// BenchmarkExpSubLogits is a decoder step's log-sum-exp: Whisper's 51,865
+// logits shifted by their maximum, the 1,501 timestamp tokens masked to
+// −∞, as the timestamp rules leave them on most text tokens. On Intel cores
+// a lane whose eˣ underflows costs a microcode assist unless EXP skips
+// its scaling.
+func BenchmarkExpSubLogits(b *testing.B) {
+	src := make([]float32, 51865)
+	for i := range src {
+		src[i] = float32(i%61) - 50
+	}
+	for i := 50364; i < len(src); i++ {
+		src[i] = float32(math.Inf(-1))
+	}
+	dst := make([]float32, len(src))
+	b.SetBytes(int64(len(src)) * 4)
+	for b.Loop() {
+		ExpSub(dst, src, 10)
+	}
+}
+
 func BenchmarkExpScalar1500(b *testing.B) {
 	src := make([]float32, 1500)
 	for i := range src {
