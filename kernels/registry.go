@@ -20,6 +20,11 @@ type Options struct {
 	// in float32). Elementwise work stays float32. Backends without half
 	// products reject F16 and BF16.
 	Precision DType
+	// PackDir is a directory where the backend may keep what it derives
+	// from mapped weight files (the CPU backend's packed weights) for
+	// later processes to map instead of deriving again; "" keeps nothing.
+	// Backends that derive nothing ignore it.
+	PackDir string
 }
 
 // Opener creates a backend.

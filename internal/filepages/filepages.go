@@ -21,8 +21,12 @@ import (
 	"unsafe"
 )
 
-// mapping is one registered read-only file mapping, [lo, hi).
-type mapping struct{ lo, hi uintptr }
+// mapping is one registered read-only file mapping, [lo, hi), of the file
+// that id names (see Add).
+type mapping struct {
+	lo, hi uintptr
+	id     string
+}
 
 // registry holds the mappings Add recorded. The mutex is held across the
 // madvise calls of Release, so that a mapping is never released after
@@ -35,18 +39,42 @@ var registry struct {
 // span returns the address range of b.
 func span(b []byte) mapping {
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return mapping{p, p + uintptr(len(b))}
+	return mapping{lo: p, hi: p + uintptr(len(b))}
 }
 
 // Add records b, the whole of a read-only, shared mapping of a file, as
 // memory whose pages Release may drop. b must stay mapped until Remove.
-func Add(b []byte) {
+// id names the file's contents as they were mapped (its path, size,
+// modification time, inode: whatever changes when the file does), so that
+// Lookup's callers can keep what they derive from the bytes (a backend's
+// packed weights) under a name that outlives the process.
+func Add(b []byte, id string) {
 	if len(b) == 0 {
 		return
 	}
+	m := span(b)
+	m.id = id
 	registry.Lock()
-	registry.maps = append(registry.maps, span(b))
+	registry.maps = append(registry.maps, m)
 	registry.Unlock()
+}
+
+// Lookup reports the file that p lies in, as Add's id, and p's offset in
+// it; ok is false for memory outside every registered mapping (or only
+// partly inside one).
+func Lookup(p []byte) (id string, off int64, ok bool) {
+	if len(p) == 0 {
+		return "", 0, false
+	}
+	s := span(p)
+	registry.Lock()
+	defer registry.Unlock()
+	for _, m := range registry.maps {
+		if s.lo >= m.lo && s.hi <= m.hi {
+			return m.id, int64(s.lo - m.lo), true
+		}
+	}
+	return "", 0, false
 }
 
 // Remove forgets the mapping b that Add recorded; its owner calls it
@@ -59,7 +87,7 @@ func Remove(b []byte) {
 	registry.Lock()
 	defer registry.Unlock()
 	for i, r := range registry.maps {
-		if r == m {
+		if r.lo == m.lo && r.hi == m.hi {
 			registry.maps = append(registry.maps[:i], registry.maps[i+1:]...)
 			return
 		}

@@ -94,7 +94,7 @@ func TestRelease(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, want := mapFile(t, pages*page)
 			if tt.register {
-				Add(m)
+				Add(m, "test")
 				defer Remove(m)
 			}
 			if got, w := touch(m), touch(want); got != w {
@@ -126,7 +126,7 @@ func TestRelease(t *testing.T) {
 // registered.
 func TestReleaseHeap(t *testing.T) {
 	m, _ := mapFile(t, 16*int(pageSize))
-	Add(m)
+	Add(m, "test")
 	defer Remove(m)
 	heap := bytes.Repeat([]byte{0xA5}, 64*int(pageSize))
 	if got := Release(heap); got != 0 {
@@ -140,14 +140,46 @@ func TestReleaseHeap(t *testing.T) {
 // TestRemove checks that a removed mapping is no longer released.
 func TestRemove(t *testing.T) {
 	m, _ := mapFile(t, 16*int(pageSize))
-	Add(m)
+	Add(m, "test")
 	Remove(m)
 	if got := Release(m); got != 0 {
 		t.Errorf("Release after Remove = %d bytes, want 0", got)
 	}
 	Remove(m) // a second Remove is harmless
-	Add(nil)
+	Add(nil, "")
 	if got := Release(nil); got != 0 {
 		t.Errorf("Release(nil) = %d", got)
+	}
+}
+
+// TestLookup checks that a slice is named by its mapping's id and offset
+// only while wholly inside a registered mapping.
+func TestLookup(t *testing.T) {
+	m, _ := mapFile(t, 4*int(pageSize))
+	Add(m, "weights-a")
+	defer Remove(m)
+	heap := make([]byte, 64)
+	for _, c := range []struct {
+		name   string
+		p      []byte
+		id     string
+		off    int64
+		wantOK bool
+	}{
+		{"start", m[:10], "weights-a", 0, true},
+		{"inside", m[100:300], "weights-a", 100, true},
+		{"whole", m, "weights-a", 0, true},
+		{"tail", m[len(m)-1:], "weights-a", int64(len(m) - 1), true},
+		{"heap", heap, "", 0, false},
+		{"empty", m[5:5], "", 0, false},
+	} {
+		id, off, ok := Lookup(c.p)
+		if ok != c.wantOK || id != c.id || off != c.off {
+			t.Errorf("%s: Lookup = %q, %d, %v; want %q, %d, %v", c.name, id, off, ok, c.id, c.off, c.wantOK)
+		}
+	}
+	Remove(m)
+	if _, _, ok := Lookup(m[:10]); ok {
+		t.Error("Lookup found a removed mapping")
 	}
 }

@@ -26,9 +26,10 @@ func (b *buffer) Bytes() int { return len(b.b) }
 // Backend runs kernels on the host CPU.
 type Backend struct {
 	threads    int
-	packed     sync.Map // packedKey → *gemm.QuantB: integer GEMM weights packed once
-	convW      sync.Map // convKey → *gemm.ConvWeight: constant convolution weights packed once
-	gemmB      sync.Map // sgemmKey → *gemm.PackedB or, bf16, *gemm.BF16Weight: constant GEMM weights packed once
+	packed     sync.Map   // packedKey → *gemm.QuantB: integer GEMM weights packed once
+	convW      sync.Map   // convKey → *gemm.ConvWeight: constant convolution weights packed once
+	gemmB      sync.Map   // sgemmKey → *gemm.PackedB or, bf16, *gemm.BF16Weight: constant GEMM weights packed once
+	packs      *packCache // convolution packs kept on disk (NewWithPackDir); nil keeps none
 	dispatches atomic.Int64
 	live       atomic.Int64
 	peak       atomic.Int64

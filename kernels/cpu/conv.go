@@ -378,6 +378,12 @@ func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, ci
 	if pw, ok := b.convW.Load(key); ok {
 		return pw.(*gemm.ConvWeight)
 	}
+	set, fileOff := b.packs.set(wb.b)
+	diskKey := fmt.Sprintf("conv %d %d %d %d %d %d %t", fileOff, wv.Offset, g, rows, cin, taps, bf16)
+	if pw := b.keptConv(set, diskKey, rows, cin, taps, bf16); pw != nil {
+		actual, _ := b.convW.LoadOrStore(key, pw)
+		return actual.(*gemm.ConvWeight)
+	}
 	depth := cin * taps
 	w := f32s(bufs, wv)[wv.Offset+g*rows*depth:]
 	var pw *gemm.ConvWeight
@@ -387,9 +393,28 @@ func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, ci
 	if pw == nil {
 		pw = gemm.Default().PackConvWeight(rows, depth, w, depth)
 	}
-	actual, _ := b.convW.LoadOrStore(key, pw)
+	actual, loaded := b.convW.LoadOrStore(key, pw)
+	if !loaded {
+		set.put(b.packs, diskKey, pw.Words())
+	}
 	releasePacked(w[:rows*depth])
 	return actual.(*gemm.ConvWeight)
+}
+
+// keptConv returns the pack kept on disk under key in set (see
+// packcache.go) as the weight PackConvWeightBF16 (bf16) or PackConvWeight
+// would make of a rows×cin×taps weight, its words used in place; nil when
+// there is none that checks out.
+func (b *Backend) keptConv(set *packSet, key string, rows, cin, taps int, bf16 bool) *gemm.ConvWeight {
+	words, ok := set.get(key)
+	if !ok {
+		return nil
+	}
+	pw, err := gemm.Default().ConvWeightFrom(rows, cin, taps, bf16, words)
+	if err != nil {
+		return nil
+	}
+	return pw
 }
 
 // releasePacked lets the kernel drop the resident pages of a constant
@@ -539,6 +564,12 @@ func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig,
 	if pw, ok := b.convW.Load(key); ok {
 		return pw.(*gemm.ConvWeight), false
 	}
+	set, fileOff := b.packs.set(wb.b)
+	diskKey := fmt.Sprintf("convT %d %d %d %d %d %d %d %d %t", fileOff, wv.Offset, g, r, S, cig, cog, K, bf16)
+	if pw := b.keptConv(set, diskKey, cog, cig, kr, bf16); pw != nil {
+		actual, _ := b.convW.LoadOrStore(key, pw)
+		return actual.(*gemm.ConvWeight), false
+	}
 	wp := make([]float32, cog*cig*kr)
 	phaseWeight(wp, f32s(bufs, wv)[wv.Offset:], g, r, cig, cog, K, S, kr)
 	var pw *gemm.ConvWeight
@@ -548,6 +579,9 @@ func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig,
 	if pw == nil {
 		pw = gemm.Default().PackConvWeight(cog, cig*kr, wp, cig*kr)
 	}
-	actual, _ := b.convW.LoadOrStore(key, pw)
+	actual, loaded := b.convW.LoadOrStore(key, pw)
+	if !loaded {
+		set.put(b.packs, diskKey, pw.Words())
+	}
 	return actual.(*gemm.ConvWeight), true
 }

@@ -15,7 +15,7 @@ func init() {
 			if o.Precision != kernels.InvalidDType && o.Precision != kernels.F32 {
 				return nil, fmt.Errorf("cpu: %s products are for GPU backends; the CPU backend computes in f32 (models choose their own bfloat16 and int8 paths)", o.Precision)
 			}
-			return New(), nil
+			return NewWithPackDir(o.PackDir), nil
 		},
 		Rank: 0,
 	})

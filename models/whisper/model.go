@@ -8,6 +8,7 @@ import (
 
 	"github.com/tensorforge/forge/dsp/mel"
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/internal/buildid"
 	"github.com/tensorforge/forge/models/param"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
@@ -110,7 +111,7 @@ func New(eng *graph.Engine, a *weights.Artifact, prec Precision, opts ...Option)
 	}
 	m := &Model{id: a.ID, cfg: cfg, prec: prec, eng: eng, enc: enc, dec: dec, tok: tok, mel: ex, sha: a.Manifest.WeightsSHA256}
 	if a.Dir != "" && m.sha != "" {
-		m.tails = tailCache{dir: filepath.Join(a.Dir, "derived"), version: buildVersion()}
+		m.tails = tailCache{dir: filepath.Join(a.Dir, "derived"), version: buildid.Version()}
 	}
 	for _, o := range opts {
 		if err := o(m); err != nil {

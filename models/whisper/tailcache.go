@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -40,35 +39,6 @@ import (
 // kept; the zero value keeps nothing.
 type tailCache struct {
 	dir, version string
-}
-
-// buildVersion identifies the code of the running binary: the VCS revision
-// it was built from, when it has one and no local modifications, else the
-// executable file as it is now; "" when neither is known.
-func buildVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		var rev, modified string
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value
-			}
-		}
-		if rev != "" && modified == "false" {
-			return "vcs:" + rev
-		}
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	st, err := os.Stat(exe)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("exe:%s:%d:%d", exe, st.Size(), st.ModTime().UnixNano())
 }
 
 // path returns the tail's file for m, or "" when m keeps none.

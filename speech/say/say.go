@@ -158,6 +158,8 @@ func New(ctx context.Context, cfg Config) (*Synthesizer, error) {
 		return nil, fmt.Errorf("say: %w", err)
 	}
 	s.warmed = time.Since(t1)
+	// Every weight is packed now: later processes map the packs.
+	speech.SavePacks(eng, log)
 	log.Debug("kokoro loaded", "variant", s.variant, "load", s.loaded, "warm", s.warmed)
 	return s, nil
 }

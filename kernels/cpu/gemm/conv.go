@@ -115,14 +115,14 @@ func (e *Engine) PackConvWeightInto(dst *ConvWeight, cout, depth int, w []float3
 	}
 	checkLD("w", depth, ldw)
 	checkLen("w", cout, depth, len(w), ldw)
-	k := e.convKernel()
-	panels := ceilDiv(cout, k.mr)
 	data := dst.data
-	if cap(data) < panels*k.mr*depth {
-		data = make([]float32, panels*k.mr*depth)
+	*dst = e.convF32Layout(cout, depth)
+	n := dst.panels * dst.kern.mr * depth
+	if cap(data) < n {
+		data = make([]float32, n)
 	}
-	*dst = ConvWeight{kern: k, m: cout, depth: depth, panels: panels, data: data[:panels*k.mr*depth]}
-	dst.kc = ceilDiv(depth, ceilDiv(depth, k.kc))
+	dst.data = data[:n]
+	k, panels := dst.kern, dst.panels
 	for pc := 0; pc < depth; pc += dst.kc {
 		d := min(dst.kc, depth-pc)
 		blk := dst.data[pc*panels*k.mr:]
@@ -131,6 +131,16 @@ func (e *Engine) PackConvWeightInto(dst *ConvWeight, cout, depth int, w []float3
 			packPanel(blk[ir*k.mr*d:(ir+1)*k.mr*d], k.mr, min(k.mr, cout-i0), d, w, ldw, i0, pc, false)
 		}
 	}
+}
+
+// convF32Layout is the float32 packing of a cout×depth weight without its
+// words (panels·mr·depth of them): what PackConvWeightInto fills and
+// ConvWeightFrom maps.
+func (e *Engine) convF32Layout(cout, depth int) ConvWeight {
+	k := e.convKernel()
+	cw := ConvWeight{kern: k, m: cout, depth: depth, panels: ceilDiv(cout, k.mr)}
+	cw.kc = ceilDiv(depth, ceilDiv(depth, k.kc))
+	return cw
 }
 
 // block returns depth block b's panels and its depth.

@@ -69,11 +69,9 @@ func (e *Engine) PackConvWeightBF16(cout, cin, k int, w []float32) *ConvWeight {
 		}
 		return nil
 	}
-	cinP := roundUp(cin, amxDepth)
-	mP := roundUp(cout, amxRowsPerPair)
-	steps := k * cinP / amxDepth
-	cw := &ConvWeight{kern: e.convKernel(), m: cout, depth: cin * k, cin: cin, k: k, cinP: cinP, steps: steps}
-	cw.bf = make([]uint16, mP/16*steps*16*amxDepth)
+	cw, words := e.convAMXLayout(cout, cin, k)
+	cw.bf = make([]uint16, words)
+	cinP, steps, mP := cw.cinP, cw.steps, roundUp(cout, amxRowsPerPair)
 	for cb := 0; cb < mP/16; cb++ {
 		for s := 0; s < steps; s++ {
 			tap, c0 := s/(cinP/amxDepth), s%(cinP/amxDepth)*amxDepth
@@ -90,6 +88,16 @@ func (e *Engine) PackConvWeightBF16(cout, cin, k int, w []float32) *ConvWeight {
 		}
 	}
 	return cw
+}
+
+// convAMXLayout is the AMX packing of a cout×cin×k weight without its
+// bfloat16 words (the count returned): what PackConvWeightBF16 fills and
+// ConvWeightFrom maps.
+func (e *Engine) convAMXLayout(cout, cin, k int) (*ConvWeight, int) {
+	cinP := roundUp(cin, amxDepth)
+	steps := k * cinP / amxDepth
+	cw := &ConvWeight{kern: e.convKernel(), m: cout, depth: cin * k, cin: cin, k: k, cinP: cinP, steps: steps}
+	return cw, roundUp(cout, amxRowsPerPair) / 16 * steps * 16 * amxDepth
 }
 
 // toBF16 rounds to the nearest bfloat16, ties to even (quiet NaNs stay

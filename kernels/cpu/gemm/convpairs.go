@@ -86,17 +86,25 @@ func pairGo4x4(k int, a, b *uint32, off *int, c *float32, ldc int, beta float32)
 // past cout and the odd channel past cin are zero. The micro-panels are
 // packed in parallel (see pairPacker).
 func (e *Engine) packConvWeightPairs(pk *bf16Kernel, cout, cin, k int, w []float32) *ConvWeight {
+	cw, words := e.convPairsLayout(pk, cout, cin, k)
+	cw.pairs = make([]uint32, words)
+	workers := max(1, min(e.threads, cout*cin*k/minPackPerWorker))
+	p := &pairPacker{cw: cw, w: w}
+	p.init(p.panel)
+	p.parallel(cw.panels, workers)
+	return cw
+}
+
+// convPairsLayout is the pair packing of a cout×cin×k weight for pk
+// without its words (the count returned): what packConvWeightPairs fills
+// and ConvWeightFrom maps.
+func (e *Engine) convPairsLayout(pk *bf16Kernel, cout, cin, k int) (*ConvWeight, int) {
 	cinP := roundUp(cin, 2)
 	steps := cinP / 2 * k
 	panels := ceilDiv(cout, pk.mr)
 	cw := &ConvWeight{kern: e.convKernel(), m: cout, depth: cin * k, cin: cin, k: k, cinP: cinP, steps: steps, panels: panels, pk: pk}
 	cw.kc = ceilDiv(steps, ceilDiv(steps, pk.kc))
-	cw.pairs = make([]uint32, panels*pk.mr*steps)
-	workers := max(1, min(e.threads, cout*cin*k/minPackPerWorker))
-	p := &pairPacker{cw: cw, w: w}
-	p.init(p.panel)
-	p.parallel(panels, workers)
-	return cw
+	return cw, panels * pk.mr * steps
 }
 
 // minPackPerWorker is the fewest weight values worth a packing worker of

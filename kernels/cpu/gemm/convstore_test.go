@@ -1,0 +1,65 @@
+package gemm
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// TestConvWeightFrom checks that a weight rebuilt over a packing's words
+// is the packing (every field, the words aliased, not copied) and
+// convolves to the same bits, in every form this CPU has; and that words
+// of the wrong size or alignment are refused.
+func TestConvWeightFrom(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	e := Default()
+	for _, tc := range []struct {
+		cout, cin, k int
+		bf16         bool
+	}{
+		{1, 1, 1, false}, {13, 7, 3, false}, {64, 96, 7, false},
+		{1, 1, 1, true}, {13, 7, 3, true}, {64, 96, 7, true}, {100, 257, 3, true},
+	} {
+		w := randSlice(r, tc.cout*tc.cin*tc.k)
+		var cw *ConvWeight
+		if tc.bf16 {
+			cw = e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w)
+		}
+		if cw == nil {
+			cw = e.PackConvWeight(tc.cout, tc.cin*tc.k, w, tc.cin*tc.k)
+		}
+		words := bytes.Clone(cw.Words())
+		got, err := e.ConvWeightFrom(tc.cout, tc.cin, tc.k, tc.bf16, words)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		if !reflect.DeepEqual(got, cw) {
+			t.Fatalf("%+v: rebuilt weight %+v, packed %+v", tc, got, cw)
+		}
+		if &got.Words()[0] != &words[0] {
+			t.Errorf("%+v: the rebuilt weight copied its words", tc)
+		}
+		shape := Conv1dShape{Cin: tc.cin, L: 50, K: tc.k, Stride: 1, Dilation: 1, PadLeft: tc.k / 2, Lout: 50}
+		x := randSlice(r, tc.cin*50)
+		y0, y1 := make([]float32, tc.cout*50), make([]float32, tc.cout*50)
+		e.Conv1d(cw, shape, x, 50, y0, 50, nil)
+		e.Conv1d(got, shape, x, 50, y1, 50, nil)
+		if !reflect.DeepEqual(y0, y1) {
+			t.Errorf("%+v: convolution over the rebuilt weight differs", tc)
+		}
+		if _, err := e.ConvWeightFrom(tc.cout, tc.cin, tc.k, tc.bf16, words[:len(words)-4]); err == nil {
+			t.Errorf("%+v: short words accepted", tc)
+		}
+		if _, err := e.ConvWeightFrom(tc.cout, tc.cin, tc.k+1, tc.bf16, words); err == nil {
+			t.Errorf("%+v: words of another shape accepted", tc)
+		}
+		odd := make([]byte, len(words)+1)
+		if _, err := e.ConvWeightFrom(tc.cout, tc.cin, tc.k, tc.bf16, odd[1:]); err == nil {
+			t.Errorf("%+v: unaligned words accepted", tc)
+		}
+	}
+	if _, err := e.ConvWeightFrom(0, 1, 1, false, nil); err == nil {
+		t.Error("an empty shape accepted")
+	}
+}

@@ -1,0 +1,243 @@
+package cpu
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/tensorforge/forge/internal/buildid"
+	"github.com/tensorforge/forge/internal/filepages"
+	"github.com/tensorforge/forge/internal/packfile"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
+)
+
+// Packed constant convolution weights are kept on disk between processes
+// when the backend is given a directory (NewWithPackDir; speech's engines
+// name a folder of the model cache). Packing Kokoro's decoder and
+// generator (130 MB of packs from 200 MB of float32 weights) is a quarter
+// of a second of CPU at every start, and its result depends only on the
+// weight's bytes, its shape and the CPU path: so a process that packed
+// writes every pack of a weight file into one file beside the model
+// (SavePacks, which speech's synthesizer calls after Warm), and a later
+// process maps that file read-only and hands the mapped words to the
+// kernels in place (gemm.ConvWeightFrom): no packing, no copy, and the
+// float32 weights' pages are never read.
+//
+// A weight is found in the cache by where its bytes lie in a mapped
+// weight file (package filepages), never by its address: one file per
+// weight file, named by the weight file's identity (path, size,
+// modification time, inode) and by everything else a pack depends on:
+// the build (internal/buildid), the GEMM and convolution paths chosen
+// for this CPU and its features, and the pack file format. A pack inside
+// is keyed by the weight's offset, its shape and its form. A file that is
+// missing, damaged, of another key or short of a pack is never trusted
+// (package packfile checks it): the weights it lacks are packed in memory
+// as without a cache, and SavePacks replaces it. Weights outside every
+// mapped file (folded constants, the int8 artifact's dequantized copies)
+// are packed in memory as before.
+
+// packCache is the backend's view of its pack directory; nil keeps
+// nothing.
+type packCache struct {
+	dir string
+
+	mu   sync.Mutex
+	sets map[string]*packSet // by weight file identity (filepages' id)
+}
+
+// packSet is what the cache holds for one weight file: the mapped pack
+// file, if one checked out, and the packs made in this process.
+type packSet struct {
+	path   string // the pack file
+	prefix string // the file name's weight-file part, shared by other builds' files
+	key    [24]byte
+	file   *packfile.File // nil when none checked out
+	why    error          // why file is nil, where not simply missing
+	fresh  map[string][]byte
+}
+
+// NewWithPackDir returns a backend as New does that keeps the packed
+// constant convolution weights of mapped weight files in dir (created
+// when needed) and maps them from there in later processes; see
+// SavePacks. An empty dir keeps nothing.
+func NewWithPackDir(dir string) *Backend {
+	b := New()
+	if dir != "" {
+		b.packs = &packCache{dir: dir, sets: map[string]*packSet{}}
+	}
+	return b
+}
+
+// set returns the pack set of the weight file that w lies in, and w's
+// offset in it; nil when w is not in a mapped weight file or nothing is
+// kept.
+func (c *packCache) set(w []byte) (*packSet, int64) {
+	if c == nil {
+		return nil, 0
+	}
+	id, off, ok := filepages.Lookup(w)
+	if !ok || id == "" {
+		return nil, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.sets[id]; s != nil {
+		return s, off
+	}
+	version := buildid.Version()
+	if version == "" {
+		return nil, 0
+	}
+	full := fmt.Sprintf("forge cpu packs\x00%d\x00%s\x00%s\x00sgemm %s\x00conv %s\x00bf16 %s\x00%s\x00%+v",
+		packfile.Version, version, id, gemm.Path(), gemm.Default().ConvPath(), gemm.BF16ConvPath(), runtime.GOARCH, cpu.X86)
+	wsum := sha256.Sum256([]byte(id))
+	s := &packSet{
+		prefix: "packs-" + hex.EncodeToString(wsum[:8]) + "-",
+		key:    packfile.KeySum(full),
+		fresh:  map[string][]byte{},
+	}
+	s.path = filepath.Join(c.dir, s.prefix+hex.EncodeToString(s.key[:8])+".bin")
+	f, err := packfile.Open(s.path, s.key)
+	if err == nil {
+		s.file = f
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		s.why = err
+	}
+	c.sets[id] = s
+	return s, off
+}
+
+// get returns the kept words of pack key, from the mapped file.
+func (s *packSet) get(key string) ([]byte, bool) {
+	if s == nil || s.file == nil {
+		return nil, false
+	}
+	return s.file.Get(key)
+}
+
+// put records words, a pack made in this process, for SavePacks.
+func (s *packSet) put(c *packCache, key string, words []byte) {
+	if s == nil {
+		return
+	}
+	c.mu.Lock()
+	s.fresh[key] = words
+	c.mu.Unlock()
+}
+
+// SavePacks writes, for every mapped weight file whose weights this
+// backend packed in memory, a pack file holding all of its packs (those
+// read from the old file and the new ones), replacing the old file by
+// rename, and removes that weight file's pack files of other builds that
+// are an hour old or beyond the two newest. It logs at debug level, on log (nil: nowhere), why
+// a file was refused or could not be written, and returns the first
+// write error: an unwritable directory only means that later processes
+// pack again. Call it after the model's warm-up (every weight packed);
+// packs made afterwards are kept by the next call.
+func (b *Backend) SavePacks(log *slog.Logger) error {
+	c := b.packs
+	if c == nil {
+		return nil
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first error
+	for _, s := range c.sets {
+		if s.why != nil {
+			log.Debug("cpu: packed weights on disk refused; packing again", "file", s.path, "err", s.why)
+			s.why = nil
+		}
+		if len(s.fresh) == 0 {
+			continue
+		}
+		if err := s.save(c.dir); err != nil {
+			log.Debug("cpu: packed weights not kept on disk", "dir", c.dir, "err", err)
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		log.Debug("cpu: packed weights kept on disk", "file", s.path, "new", len(s.fresh))
+		clear(s.fresh)
+	}
+	return first
+}
+
+// save writes s's file: the old file's packs that check out and the
+// fresh ones, in key order. The old file stays mapped (its packs are in
+// use); the rename replaces only the name.
+func (s *packSet) save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cpu: pack directory: %w", err)
+	}
+	all := map[string][]byte{}
+	if s.file != nil {
+		for _, k := range s.file.Keys() {
+			if b, ok := s.file.Get(k); ok {
+				all[k] = b
+			}
+		}
+	}
+	for k, b := range s.fresh {
+		all[k] = b
+	}
+	w, err := packfile.Create(s.path, s.key)
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		if err := w.Add(k, all[k]); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	pruneOthers(dir, s.prefix, s.path)
+	return nil
+}
+
+// keepOthers is how many other builds' pack files of one weight file are
+// kept at most, newest first: every rebuilt binary (each test binary of a
+// modified checkout) writes its own, 130 MB for Kokoro.
+const keepOthers = 2
+
+// pruneOthers removes the pack files of the weight file named by prefix
+// other than self that are an hour old or beyond the keepOthers newest.
+// Removing a file another process has mapped is harmless (its mapping
+// stays); it only makes that build pack again in its next process.
+func pruneOthers(dir, prefix, self string) {
+	others, _ := filepath.Glob(filepath.Join(dir, prefix+"*.bin"))
+	type file struct {
+		path string
+		mod  time.Time
+	}
+	var files []file
+	for _, o := range others {
+		if st, err := os.Stat(o); err == nil && o != self {
+			files = append(files, file{o, st.ModTime()})
+		}
+	}
+	slices.SortFunc(files, func(a, b file) int { return b.mod.Compare(a.mod) })
+	for i, f := range files {
+		if i >= keepOthers || time.Since(f.mod) > time.Hour {
+			os.Remove(f.path)
+		}
+	}
+}

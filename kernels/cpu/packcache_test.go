@@ -1,0 +1,289 @@
+//go:build unix
+
+package cpu
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/tensorforge/forge/internal/filepages"
+	"github.com/tensorforge/forge/internal/packfile"
+	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
+)
+
+// weightFile writes n random float32 values to a file, maps it and
+// registers the mapping with filepages under id, as the weight loader
+// does; the buffer table holds it wrapped in slot 0.
+func weightFile(t *testing.T, n int, id string) []kernels.Buffer {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	raw := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(r.Float32()*2-1))
+	}
+	p := filepath.Join(t.TempDir(), "weights")
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := syscall.Mmap(int(f.Fd()), 0, len(raw), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepages.Add(m, id)
+	t.Cleanup(func() {
+		filepages.Remove(m)
+		syscall.Munmap(m)
+	})
+	return []kernels.Buffer{&buffer{b: m, wrapped: true}}
+}
+
+// packAll packs, on b, the test's constant weights: one convolution
+// weight (two groups) at offset 16 and one transposed-convolution phase,
+// and returns their words (copied) and the packs.
+func packAll(b *Backend, bufs []kernels.Buffer, bf16 bool) ([][]byte, []*gemm.ConvWeight) {
+	wv := kernels.View{Slot: 0, Offset: 16, DType: kernels.F32}
+	var words [][]byte
+	var packs []*gemm.ConvWeight
+	for g := 0; g < 2; g++ {
+		pw := b.packedConv(bufs, wv, g, 24, 20, 3, bf16)
+		packs = append(packs, pw)
+		words = append(words, bytes.Clone(pw.Words()))
+	}
+	// A transposed convolution: Cin 20, cog 24, K 4, stride 2: phase 1 has
+	// 2 taps.
+	pw, _ := b.packedConvT(bufs, kernels.View{Slot: 0, DType: kernels.F32}, 0, 1, 20, 24, 4, 2, 2, bf16)
+	packs = append(packs, pw)
+	words = append(words, bytes.Clone(pw.Words()))
+	return words, packs
+}
+
+// inFile reports whether every pack's words lie in the mapped pack file
+// of set (used in place), rather than on the heap.
+func inFile(set *packSet, packs []*gemm.ConvWeight) bool {
+	if set == nil || set.file == nil {
+		return false
+	}
+	for _, pw := range packs {
+		w := pw.Words()
+		found := false
+		for _, k := range set.file.Keys() {
+			b, ok := set.file.Get(k)
+			if ok && len(b) == len(w) && unsafe.SliceData(b) == unsafe.SliceData(w) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPackCache checks that packs kept by one backend are mapped in place
+// by the next with the same bytes, and that a damaged file, a file of
+// another key (another CPU path or build) or another weight file's
+// identity leads to packing again, then to a good file again.
+func TestPackCache(t *testing.T) {
+	for _, bf16 := range []bool{false, true} {
+		dir := t.TempDir()
+		bufs := weightFile(t, 8000, "weights v1")
+		want, _ := packAll(New(), bufs, bf16)
+
+		// run packs on a fresh backend over dir and reports whether its
+		// packs came from the file, after checking their words.
+		run := func(step string, bufs []kernels.Buffer, save bool) bool {
+			t.Helper()
+			b := NewWithPackDir(dir)
+			words, packs := packAll(b, bufs, bf16)
+			for i := range want {
+				if !bytes.Equal(words[i], want[i]) {
+					t.Fatalf("bf16 %v, %s: pack %d differs from the packer's", bf16, step, i)
+				}
+			}
+			set, _ := b.packs.set(bufs[0].(*buffer).b)
+			mapped := inFile(set, packs)
+			if save {
+				if err := b.SavePacks(nil); err != nil {
+					t.Fatalf("bf16 %v, %s: SavePacks: %v", bf16, step, err)
+				}
+			}
+			return mapped
+		}
+		files := func() []string {
+			f, _ := filepath.Glob(filepath.Join(dir, "packs-*.bin"))
+			return f
+		}
+
+		if run("first", bufs, true) {
+			t.Fatalf("bf16 %v: packs mapped before any file was written", bf16)
+		}
+		if len(files()) != 1 {
+			t.Fatalf("bf16 %v: %d pack files after SavePacks, want 1", bf16, len(files()))
+		}
+		if !run("second", bufs, true) {
+			t.Fatalf("bf16 %v: the second backend packed again", bf16)
+		}
+
+		// A damaged blob: packed again (the others still mapped), and the
+		// file rewritten whole.
+		p := files()[0]
+		d, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d[64+5] ^= 0x40
+		if err := os.WriteFile(p, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if run("damaged", bufs, true) {
+			t.Errorf("bf16 %v: a damaged pack was used", bf16)
+		}
+		if !run("repaired", bufs, false) {
+			t.Errorf("bf16 %v: the file was not rewritten after damage", bf16)
+		}
+
+		// A file under the right name written for another key (another
+		// CPU path, build or format): refused whole.
+		w, err := packfile.Create(p, packfile.KeySum("another CPU path"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, words := range want {
+			w.Add(string(rune('a'+i)), words)
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if run("foreign key", bufs, true) {
+			t.Errorf("bf16 %v: packs of another key were used", bf16)
+		}
+		if !run("rewritten", bufs, false) {
+			t.Errorf("bf16 %v: the foreign file was not replaced", bf16)
+		}
+
+		// The same bytes in a weight file of another identity (another
+		// version of the model): its own file.
+		other := weightFile(t, 8000, "weights v2")
+		if run("other weights", other, true) {
+			t.Errorf("bf16 %v: another weight file's packs were used", bf16)
+		}
+		if len(files()) != 2 {
+			t.Errorf("bf16 %v: %d pack files for two weight files", bf16, len(files()))
+		}
+	}
+}
+
+// TestPackCacheUnwritable checks that a pack directory that cannot be
+// made changes nothing but SavePacks's error, and that weights outside
+// every mapped file are packed in memory and never kept.
+func TestPackCacheUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bufs := weightFile(t, 8000, "weights v1")
+	want, _ := packAll(New(), bufs, true)
+	b := NewWithPackDir(filepath.Join(file, "derived"))
+	got, _ := packAll(b, bufs, true)
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("pack %d differs", i)
+		}
+	}
+	if err := b.SavePacks(nil); err == nil {
+		t.Error("SavePacks into a directory under a file succeeded")
+	}
+
+	dir := t.TempDir()
+	heap := []kernels.Buffer{&buffer{b: bytes.Clone(bufs[0].(*buffer).b), wrapped: true}}
+	b = NewWithPackDir(dir)
+	packAll(b, heap, true)
+	if err := b.SavePacks(nil); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := filepath.Glob(filepath.Join(dir, "*")); len(f) != 0 {
+		t.Errorf("weights on the heap were kept: %v", f)
+	}
+	if err := New().SavePacks(nil); err != nil {
+		t.Errorf("SavePacks without a directory: %v", err)
+	}
+}
+
+// TestPackCacheConcurrent packs and maps the same weights from several
+// goroutines at once (run it with -race): every one gets the same pack.
+func TestPackCacheConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	bufs := weightFile(t, 8000, "weights v1")
+	want, _ := packAll(New(), bufs, true)
+	for _, step := range []string{"packing", "mapping"} {
+		b := NewWithPackDir(dir)
+		done := make(chan [][]byte)
+		for range 4 {
+			go func() {
+				words, _ := packAll(b, bufs, true)
+				done <- words
+			}()
+		}
+		for range 4 {
+			words := <-done
+			for i := range want {
+				if !bytes.Equal(words[i], want[i]) {
+					t.Errorf("%s: pack %d differs", step, i)
+				}
+			}
+		}
+		if err := b.SavePacks(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPruneOthers checks which other builds' pack files go: those an hour
+// old and those beyond the newest keepOthers; other weight files' and
+// the writer's own stay.
+func TestPruneOthers(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	files := []struct {
+		name string
+		age  time.Duration
+		kept bool
+	}{
+		{"packs-w1-self.bin", 2 * time.Hour, true},
+		{"packs-w1-a.bin", time.Minute, true},
+		{"packs-w1-b.bin", 2 * time.Minute, true},
+		{"packs-w1-c.bin", 3 * time.Minute, false},
+		{"packs-w1-old.bin", 61 * time.Minute, false},
+		{"packs-w2-x.bin", 3 * time.Hour, true},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now, now.Add(-f.age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruneOthers(dir, "packs-w1-", filepath.Join(dir, "packs-w1-self.bin"))
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(dir, f.name))
+		if kept := err == nil; kept != f.kept {
+			t.Errorf("%s: kept %v, want %v", f.name, kept, f.kept)
+		}
+	}
+}
