@@ -129,8 +129,19 @@ func (b *Backend) packedSGEMMB(bufs []kernels.Buffer, bv kernels.View, k, n int,
 		return pb.(*gemm.PackedB)
 	}
 	src := f32s(bufs, bv)[bv.Offset:]
+	set, fileOff := b.packs.set(bb.b)
+	diskKey := fmt.Sprintf("sgemmB %d %d %d %d %d %t", fileOff, bv.Offset, k, n, ldb, trans)
+	if words, ok := set.get(diskKey); ok {
+		if pb, err := gemm.Default().PackedBFrom(trans, k, n, src, ldb, words); err == nil {
+			actual, _ := b.gemmB.LoadOrStore(key, pb)
+			return actual.(*gemm.PackedB)
+		}
+	}
 	pb := gemm.Default().PackB(trans, k, n, src, ldb)
-	actual, _ := b.gemmB.LoadOrStore(key, pb)
+	actual, loaded := b.gemmB.LoadOrStore(key, pb)
+	if !loaded {
+		set.put(b.packs, diskKey, pb.Words())
+	}
 	releasePacked(src[:bSpan(k, n, trans, ldb)])
 	return actual.(*gemm.PackedB)
 }

@@ -23,17 +23,21 @@ import (
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
 
-// Packed constant convolution weights are kept on disk between processes
-// when the backend is given a directory (NewWithPackDir; speech's engines
-// name a folder of the model cache). Packing Kokoro's decoder and
-// generator (130 MB of packs from 200 MB of float32 weights) is a quarter
-// of a second of CPU at every start, and its result depends only on the
-// weight's bytes, its shape and the CPU path: so a process that packed
-// writes every pack of a weight file into one file beside the model
-// (SavePacks, which speech's synthesizer calls after Warm), and a later
-// process maps that file read-only and hands the mapped words to the
-// kernels in place (gemm.ConvWeightFrom): no packing, no copy, and the
-// float32 weights' pages are never read.
+// Packed constant convolution weights and float32 GEMM operands are kept
+// on disk between processes when the backend is given a directory
+// (NewWithPackDir; speech's engines name a folder of the model cache).
+// Packing Kokoro's weights (the decoder's and generator's convolutions in
+// bfloat16, the text stages' in float32, ALBERT's and the LSTMs' input
+// products: 180 MB of packs) is a quarter of a second of CPU at every
+// start, and its result depends only on the weight's bytes, its shape and
+// the CPU path: so a process that packed writes every pack of a weight
+// file into one file beside the model (SavePacks, which speech's
+// synthesizer calls after Warm), and a later process maps that file
+// read-only and hands the mapped words to the kernels in place
+// (gemm.ConvWeightFrom, gemm.PackedBFrom): no packing, no copy, and the
+// packed float32 weights' pages are not read (a GEMM operand's are, by
+// products of one row, as before). The bfloat16 GEMM operands and integer
+// weights are still packed in memory (Kokoro's default path has none).
 //
 // A weight is found in the cache by where its bytes lie in a mapped
 // weight file (package filepages), never by its address: one file per
@@ -69,7 +73,8 @@ type packSet struct {
 }
 
 // NewWithPackDir returns a backend as New does that keeps the packed
-// constant convolution weights of mapped weight files in dir (created
+// constant convolution weights and float32 GEMM operands of mapped weight
+// files in dir (created
 // when needed) and maps them from there in later processes; see
 // SavePacks. An empty dir keeps nothing.
 func NewWithPackDir(dir string) *Backend {

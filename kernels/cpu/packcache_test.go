@@ -17,7 +17,6 @@ import (
 	"github.com/tensorforge/forge/internal/filepages"
 	"github.com/tensorforge/forge/internal/packfile"
 	"github.com/tensorforge/forge/kernels"
-	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
 
 // weightFile writes n random float32 values to a file, maps it and
@@ -52,33 +51,32 @@ func weightFile(t *testing.T, n int, id string) []kernels.Buffer {
 }
 
 // packAll packs, on b, the test's constant weights: one convolution
-// weight (two groups) at offset 16 and one transposed-convolution phase,
-// and returns their words (copied) and the packs.
-func packAll(b *Backend, bufs []kernels.Buffer, bf16 bool) ([][]byte, []*gemm.ConvWeight) {
+// weight (two groups) at offset 16, one transposed-convolution phase and
+// one GEMM operand, and returns their words, copied and as packed.
+func packAll(b *Backend, bufs []kernels.Buffer, bf16 bool) (copies, live [][]byte) {
 	wv := kernels.View{Slot: 0, Offset: 16, DType: kernels.F32}
-	var words [][]byte
-	var packs []*gemm.ConvWeight
 	for g := 0; g < 2; g++ {
-		pw := b.packedConv(bufs, wv, g, 24, 20, 3, bf16)
-		packs = append(packs, pw)
-		words = append(words, bytes.Clone(pw.Words()))
+		live = append(live, b.packedConv(bufs, wv, g, 24, 20, 3, bf16).Words())
 	}
 	// A transposed convolution: Cin 20, cog 24, K 4, stride 2: phase 1 has
 	// 2 taps.
 	pw, _ := b.packedConvT(bufs, kernels.View{Slot: 0, DType: kernels.F32}, 0, 1, 20, 24, 4, 2, 2, bf16)
-	packs = append(packs, pw)
-	words = append(words, bytes.Clone(pw.Words()))
-	return words, packs
+	live = append(live, pw.Words())
+	// A 40×30 GEMM operand, transposed, at offset 3000.
+	live = append(live, b.packedSGEMMB(bufs, kernels.View{Slot: 0, Offset: 3000, DType: kernels.F32}, 40, 30, true, 40).Words())
+	for _, w := range live {
+		copies = append(copies, bytes.Clone(w))
+	}
+	return copies, live
 }
 
 // inFile reports whether every pack's words lie in the mapped pack file
 // of set (used in place), rather than on the heap.
-func inFile(set *packSet, packs []*gemm.ConvWeight) bool {
+func inFile(set *packSet, packs [][]byte) bool {
 	if set == nil || set.file == nil {
 		return false
 	}
-	for _, pw := range packs {
-		w := pw.Words()
+	for _, w := range packs {
 		found := false
 		for _, k := range set.file.Keys() {
 			b, ok := set.file.Get(k)

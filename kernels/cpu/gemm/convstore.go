@@ -5,12 +5,13 @@ import (
 	"unsafe"
 )
 
-// A packed convolution weight depends only on the weight, its shape, the
+// A packed convolution weight or GEMM operand depends only on the weight, its shape, the
 // form chosen (float32, AMX tiles, bfloat16 pairs) and the microkernel's
 // geometry on this CPU, so a caller may keep its words outside the
 // process (kernels/cpu keeps them in a file beside the model) and hand
 // them back to a later process, which then uses them in place instead of
-// packing. Words and ConvWeightFrom are the two ends of that.
+// packing. Words and ConvWeightFrom (PackedB.Words and PackedBFrom) are
+// the two ends of that.
 
 // Words returns the packed words of w as bytes, aliasing w's memory: the
 // float32 panels, the AMX tiles or the bfloat16 pairs, whichever w holds.
@@ -69,4 +70,30 @@ func (e *Engine) ConvWeightFrom(cout, cin, k int, bf16 bool, words []byte) (*Con
 		return nil, fmt.Errorf("gemm: ConvWeightFrom: %d bytes for a %d×%d×%d packing of %d", len(words), cout, cin, k, size)
 	}
 	return cw, nil
+}
+
+// Words returns the packed words of p as bytes, aliasing p's memory.
+func (p *PackedB) Words() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.data))), 4*len(p.data))
+}
+
+// PackedBFrom returns what PackB(transB, k, n, b, ldb) would return on
+// this engine, over words: the Words of such a packing made earlier with
+// the same engine kind on the same CPU path. words is used in place and
+// never written; b is kept as PackB keeps it (the products of one row
+// read it). An error when words' length does not match or they are not
+// 4-byte aligned: the caller packs then.
+func (e *Engine) PackedBFrom(transB bool, k, n int, b []float32, ldb int, words []byte) (*PackedB, error) {
+	if k <= 0 || n <= 0 {
+		return nil, fmt.Errorf("gemm: PackedBFrom: %d×%d matrix", k, n)
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(words)))%4 != 0 {
+		return nil, fmt.Errorf("gemm: PackedBFrom: words not 4-byte aligned")
+	}
+	p, n4 := e.packBLayout(transB, k, n, b, ldb)
+	if len(words) != 4*n4 {
+		return nil, fmt.Errorf("gemm: PackedBFrom: %d bytes for a %d×%d packing of %d", len(words), k, n, 4*n4)
+	}
+	p.data = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(words))), n4)
+	return p, nil
 }

@@ -63,3 +63,46 @@ func TestConvWeightFrom(t *testing.T) {
 		t.Error("an empty shape accepted")
 	}
 }
+
+// TestPackedBFrom checks that a GEMM operand rebuilt over a packing's
+// words is the packing, aliasing the words, with the same products; and
+// that words of the wrong size are refused.
+func TestPackedBFrom(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	e := Default()
+	for _, tc := range []struct {
+		k, n  int
+		trans bool
+	}{
+		{1, 1, false}, {17, 33, false}, {64, 200, true}, {300, 7, true},
+	} {
+		ldb := tc.n
+		if tc.trans {
+			ldb = tc.k
+		}
+		b := randSlice(r, tc.k*tc.n)
+		p := e.PackB(tc.trans, tc.k, tc.n, b, ldb)
+		words := bytes.Clone(p.Words())
+		got, err := e.PackedBFrom(tc.trans, tc.k, tc.n, b, ldb, words)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		if !reflect.DeepEqual(got, p) {
+			t.Fatalf("%+v: rebuilt operand differs from the packing", tc)
+		}
+		if &got.Words()[0] != &words[0] {
+			t.Errorf("%+v: the rebuilt operand copied its words", tc)
+		}
+		const m = 5
+		a := randSlice(r, m*tc.k)
+		c0, c1 := make([]float32, m*tc.n), make([]float32, m*tc.n)
+		e.SGEMMPackedB(false, m, a, tc.k, p, c0, tc.n)
+		e.SGEMMPackedB(false, m, a, tc.k, got, c1, tc.n)
+		if !reflect.DeepEqual(c0, c1) {
+			t.Errorf("%+v: products over the rebuilt operand differ", tc)
+		}
+		if _, err := e.PackedBFrom(tc.trans, tc.k+1, tc.n, b, ldb, words); err == nil {
+			t.Errorf("%+v: words of another shape accepted", tc)
+		}
+	}
+}

@@ -35,11 +35,9 @@ func (e *Engine) PackB(transB bool, k, n int, b []float32, ldb int) *PackedB {
 	}
 	checkLD("b", bc, ldb)
 	checkLen("b", br, bc, len(b), ldb)
-	kern := e.kern
-	p := &PackedB{kern: kern, k: k, n: n, slivers: ceilDiv(n, kern.nr), orig: b, ldb: ldb, transB: transB}
-	p.kc = ceilDiv(k, ceilDiv(k, kern.kc))
-	nr := kern.nr
-	p.data = make([]float32, p.slivers*nr*k)
+	p, words := e.packBLayout(transB, k, n, b, ldb)
+	p.data = make([]float32, words)
+	nr := p.kern.nr
 	for pc := 0; pc < k; pc += p.kc {
 		depth := min(p.kc, k-pc)
 		blk := p.block(pc)
@@ -49,6 +47,15 @@ func (e *Engine) PackB(transB bool, k, n int, b []float32, ldb int) *PackedB {
 		}
 	}
 	return p
+}
+
+// packBLayout is PackB's packing of b without its words (the count
+// returned): what PackB fills and PackedBFrom maps.
+func (e *Engine) packBLayout(transB bool, k, n int, b []float32, ldb int) (*PackedB, int) {
+	kern := e.kern
+	p := &PackedB{kern: kern, k: k, n: n, slivers: ceilDiv(n, kern.nr), orig: b, ldb: ldb, transB: transB}
+	p.kc = ceilDiv(k, ceilDiv(k, kern.kc))
+	return p, p.slivers * kern.nr * k
 }
 
 // block returns the slivers of the depth block starting at pc.
