@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/tensorforge/forge/internal/filepages"
 )
 
 // mapFile maps the file at path read-only and shared: its pages are the
@@ -31,5 +33,12 @@ func mapFile(path string) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return data, func() error { return syscall.Munmap(data) }, nil
+	// Registered without an identity: a caller may drop the pages of
+	// blobs it does not use (filepages.Release), and nothing derives from
+	// them.
+	filepages.Add(data, "")
+	return data, func() error {
+		filepages.Remove(data)
+		return syscall.Munmap(data)
+	}, nil
 }

@@ -379,7 +379,10 @@ func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, ci
 		return pw.(*gemm.ConvWeight)
 	}
 	set, fileOff := b.packs.set(wb.b)
-	diskKey := fmt.Sprintf("conv %d %d %d %d %d %d %t", fileOff, wv.Offset, g, rows, cin, taps, bf16)
+	// The form leads the key: a file holding both precisions' packs
+	// keeps each precision's together (sorted), so the pages faulted in
+	// around one pack are of the same precision.
+	diskKey := fmt.Sprintf("conv %t %d %d %d %d %d %d", bf16, fileOff, wv.Offset, g, rows, cin, taps)
 	if pw := b.keptConv(set, diskKey, rows, cin, taps, bf16); pw != nil {
 		actual, _ := b.convW.LoadOrStore(key, pw)
 		return actual.(*gemm.ConvWeight)
@@ -406,7 +409,7 @@ func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, ci
 // would make of a rows×cin×taps weight, its words used in place; nil when
 // there is none that checks out.
 func (b *Backend) keptConv(set *packSet, key string, rows, cin, taps int, bf16 bool) *gemm.ConvWeight {
-	words, ok := set.get(key)
+	words, ok := set.get(b.packs, key)
 	if !ok {
 		return nil
 	}
@@ -565,7 +568,7 @@ func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig,
 		return pw.(*gemm.ConvWeight), false
 	}
 	set, fileOff := b.packs.set(wb.b)
-	diskKey := fmt.Sprintf("convT %d %d %d %d %d %d %d %d %t", fileOff, wv.Offset, g, r, S, cig, cog, K, bf16)
+	diskKey := fmt.Sprintf("convT %t %d %d %d %d %d %d %d %d", bf16, fileOff, wv.Offset, g, r, S, cig, cog, K)
 	if pw := b.keptConv(set, diskKey, cog, cig, kr, bf16); pw != nil {
 		actual, _ := b.convW.LoadOrStore(key, pw)
 		return actual.(*gemm.ConvWeight), false

@@ -131,7 +131,7 @@ func (b *Backend) packedSGEMMB(bufs []kernels.Buffer, bv kernels.View, k, n int,
 	src := f32s(bufs, bv)[bv.Offset:]
 	set, fileOff := b.packs.set(bb.b)
 	diskKey := fmt.Sprintf("sgemmB %d %d %d %d %d %t", fileOff, bv.Offset, k, n, ldb, trans)
-	if words, ok := set.get(diskKey); ok {
+	if words, ok := set.get(b.packs, diskKey); ok {
 		if pb, err := gemm.Default().PackedBFrom(trans, k, n, src, ldb, words); err == nil {
 			actual, _ := b.gemmB.LoadOrStore(key, pb)
 			return actual.(*gemm.PackedB)

@@ -70,6 +70,7 @@ type packSet struct {
 	file   *packfile.File // nil when none checked out
 	why    error          // why file is nil, where not simply missing
 	fresh  map[string][]byte
+	used   map[string]bool // the file's blobs this process uses
 }
 
 // NewWithPackDir returns a backend as New does that keeps the packed
@@ -112,6 +113,7 @@ func (c *packCache) set(w []byte) (*packSet, int64) {
 		prefix: "packs-" + hex.EncodeToString(wsum[:8]) + "-",
 		key:    packfile.KeySum(full),
 		fresh:  map[string][]byte{},
+		used:   map[string]bool{},
 	}
 	s.path = filepath.Join(c.dir, s.prefix+hex.EncodeToString(s.key[:8])+".bin")
 	f, err := packfile.Open(s.path, s.key)
@@ -125,11 +127,17 @@ func (c *packCache) set(w []byte) (*packSet, int64) {
 }
 
 // get returns the kept words of pack key, from the mapped file.
-func (s *packSet) get(key string) ([]byte, bool) {
+func (s *packSet) get(c *packCache, key string) ([]byte, bool) {
 	if s == nil || s.file == nil {
 		return nil, false
 	}
-	return s.file.Get(key)
+	b, ok := s.file.Get(key)
+	if ok {
+		c.mu.Lock()
+		s.used[key] = true
+		c.mu.Unlock()
+	}
+	return b, ok
 }
 
 // put records words, a pack made in this process, for SavePacks.
@@ -209,6 +217,11 @@ func (s *packSet) save(dir string) error {
 		if err := w.Add(k, all[k]); err != nil {
 			w.Abort()
 			return err
+		}
+		if _, fresh := s.fresh[k]; !fresh && !s.used[k] {
+			// Copying read the pages of a pack this process does not
+			// use (another precision's): out of its resident set.
+			filepages.Release(all[k])
 		}
 	}
 	if err := w.Commit(); err != nil {
