@@ -634,10 +634,12 @@ func TestGPUWhisperBase(t *testing.T) {
 // Whisper tiny's encoder over 32 windows in one pass (per window),
 // transcribing 32 recordings at once (audio seconds per wall second), and
 // Silero VAD over 1,000 streams, one chunk each per call (chunks per
-// second). The CPU runs the same for comparison with -test.bench
-// CPUBatch... on the CPU machines.
+// second), with f32 and with f16 products. The CPU runs the same for
+// comparison with -test.bench CPUBatch... on the CPU machines.
 func BenchmarkGPUBatch(b *testing.B) {
-	benchBatch(b, gpu(b, kernels.F32))
+	for _, prec := range []kernels.DType{kernels.F32, kernels.F16} {
+		b.Run(prec.String(), func(b *testing.B) { benchBatch(b, gpu(b, prec)) })
+	}
 }
 
 // BenchmarkCPUBatch is BenchmarkGPUBatch on the CPU backend.
