@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,6 +120,13 @@ func (c *packCache) set(w []byte) (*packSet, int64) {
 	f, err := packfile.Open(s.path, s.key)
 	if err == nil {
 		s.file = f
+		// A file in use is marked so once a day, so that pruneOthers
+		// (which goes by modification time) never takes a stable one
+		// for an abandoned one.
+		if st, err := os.Stat(s.path); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
+			now := time.Now()
+			os.Chtimes(s.path, now, now)
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		s.why = err
 	}
@@ -154,7 +162,8 @@ func (s *packSet) put(c *packCache, key string, words []byte) {
 // backend packed in memory, a pack file holding all of its packs (those
 // read from the old file and the new ones), replacing the old file by
 // rename, and removes that weight file's pack files of other builds that
-// are an hour old or beyond the two newest. It logs at debug level, on log (nil: nowhere), why
+// are an hour old or beyond the two newest (and abandoned files: see
+// pruneOthers). It logs at debug level, on log (nil: nowhere), why
 // a file was refused or could not be written, and returns the first
 // write error: an unwritable directory only means that later processes
 // pack again. Call it after the model's warm-up (every weight packed);
@@ -236,26 +245,46 @@ func (s *packSet) save(dir string) error {
 // modified checkout) writes its own, 130 MB for Kokoro.
 const keepOthers = 2
 
+// abandoned is how long a pack file of another weight file may go
+// unmodified before pruneOthers removes it: a model removed from the
+// cache or fetched again (a new identity) leaves its packs behind. A file
+// in use is marked daily (see set), so only a model unused this long
+// loses its packs, and packs again on its next use.
+const abandoned = 30 * 24 * time.Hour
+
 // pruneOthers removes the pack files of the weight file named by prefix
-// other than self that are an hour old or beyond the keepOthers newest.
+// other than self that are an hour old or beyond the keepOthers newest,
+// other weight files' pack files untouched for the abandoned period, and
+// temporary files an hour old (left by a process killed while writing).
 // Removing a file another process has mapped is harmless (its mapping
 // stays); it only makes that build pack again in its next process.
 func pruneOthers(dir, prefix, self string) {
-	others, _ := filepath.Glob(filepath.Join(dir, prefix+"*.bin"))
+	all, _ := filepath.Glob(filepath.Join(dir, "packs-*.bin"))
 	type file struct {
 		path string
 		mod  time.Time
 	}
 	var files []file
-	for _, o := range others {
-		if st, err := os.Stat(o); err == nil && o != self {
+	for _, o := range all {
+		st, err := os.Stat(o)
+		switch {
+		case err != nil || o == self:
+		case strings.HasPrefix(filepath.Base(o), prefix):
 			files = append(files, file{o, st.ModTime()})
+		case time.Since(st.ModTime()) > abandoned:
+			os.Remove(o)
 		}
 	}
 	slices.SortFunc(files, func(a, b file) int { return b.mod.Compare(a.mod) })
 	for i, f := range files {
 		if i >= keepOthers || time.Since(f.mod) > time.Hour {
 			os.Remove(f.path)
+		}
+	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".packs-*.bin.tmp-*"))
+	for _, t := range tmps {
+		if st, err := os.Stat(t); err == nil && time.Since(st.ModTime()) > time.Hour {
+			os.Remove(t)
 		}
 	}
 }

@@ -136,6 +136,16 @@ func TestPackCache(t *testing.T) {
 			t.Fatalf("bf16 %v: the second backend packed again", bf16)
 		}
 
+		// A file in use but unmodified for two days is marked as used.
+		old := time.Now().Add(-48 * time.Hour)
+		if err := os.Chtimes(files()[0], old, old); err != nil {
+			t.Fatal(err)
+		}
+		run("stable", bufs, true)
+		if st, err := os.Stat(files()[0]); err != nil || time.Since(st.ModTime()) > time.Hour {
+			t.Errorf("bf16 %v: a pack file in use was not marked (%v)", bf16, err)
+		}
+
 		// A damaged blob: packed again (the others still mapped), and the
 		// file rewritten whole.
 		p := files()[0]
@@ -250,9 +260,10 @@ func TestPackCacheConcurrent(t *testing.T) {
 	}
 }
 
-// TestPruneOthers checks which other builds' pack files go: those an hour
-// old and those beyond the newest keepOthers; other weight files' and
-// the writer's own stay.
+// TestPruneOthers checks which files go: other builds' pack files of the
+// same weight file an hour old or beyond the newest keepOthers, other
+// weight files' abandoned ones, temporary files an hour old; the
+// writer's own and files not of the pack cache stay.
 func TestPruneOthers(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
@@ -267,6 +278,11 @@ func TestPruneOthers(t *testing.T) {
 		{"packs-w1-c.bin", 3 * time.Minute, false},
 		{"packs-w1-old.bin", 61 * time.Minute, false},
 		{"packs-w2-x.bin", 3 * time.Hour, true},
+		{"packs-w3-x.bin", 29 * 24 * time.Hour, true},
+		{"packs-w4-x.bin", 31 * 24 * time.Hour, false},
+		{".packs-w1-self.bin.tmp-abc", 2 * time.Hour, false},
+		{".packs-w1-self.bin.tmp-def", time.Minute, true},
+		{"silence-x.bin", 365 * 24 * time.Hour, true},
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
