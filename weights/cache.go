@@ -37,6 +37,8 @@ func DefaultDir() (string, error) {
 //	<Root>/<id>/<id>.safetensors     the converted, named tensors
 //	<Root>/<id>/manifest.json        written last: its presence marks a complete entry
 //	<Root>/<id>/verified.json        each file's sha256 and identity when last found intact
+//	<Root>/<id>/derived/             what a model keeps of its own (Whisper's silence tail)
+//	<Root>/derived/packs-*.bin       the CPU backend's packed weights, per weight file (kernels/cpu)
 type Cache struct {
 	Root string
 	// Progress draws status lines; nil is quiet.
