@@ -2,10 +2,10 @@ package cuda_test
 
 import (
 	"context"
-	"math"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu"
 	"github.com/tensorforge/forge/kernels/cuda"
@@ -109,7 +109,6 @@ func abs(x float64) float64 {
 // product and a gather, and the step-by-step LSTM, against the CPU.
 func TestLargeProducts(t *testing.T) {
 	b := open(t, kernels.F32)
-	ctx := context.Background()
 	build := func(g *graph.Graph) []graph.Tensor {
 		x := g.ParamF32("x", graph.Shape{2, 256, 5000}, ramp(2*256*5000, 0.001))
 		w7 := g.ParamF32("w7", graph.Shape{64, 256, 7}, ramp(64*256*7, 0.002))
@@ -131,26 +130,12 @@ func TestLargeProducts(t *testing.T) {
 			y,
 		}
 	}
-	want, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New())...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := graph.NewEngine(b).Eval(ctx, build(graph.New())...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, got := onCPUAndGPU(t, b, build)
 	for i := range want {
-		w, g := want[i].F32(), got[i].F32()
-		var num, den float64
-		for j := range w {
-			d := float64(g[j] - w[j])
-			num += d * d
-			den += float64(w[j]) * float64(w[j])
-		}
-		rel := num / den
-		t.Logf("output %d %v: relative L2² %.2g", i, want[i].Shape, rel)
-		if rel > 1e-10 || rel != rel {
-			t.Errorf("output %d differs from the CPU (relative L2² %g)", i, rel)
+		rel := signalcmp.RelL2(got[i].F32(), want[i].F32())
+		t.Logf("output %d %v: relative L2 %.2g", i, want[i].Shape, rel)
+		if !(rel <= 1e-5) {
+			t.Errorf("output %d differs from the CPU (relative L2 %g)", i, rel)
 		}
 	}
 }
@@ -161,7 +146,6 @@ func TestLargeProducts(t *testing.T) {
 // not, for query counts
 // that do not fill a block.
 func TestHalfAttention(t *testing.T) {
-	ctx := context.Background()
 	for _, prec := range []kernels.DType{kernels.F16, kernels.BF16} {
 		b := open(t, prec)
 		for _, n := range []int{1500, 77} {
@@ -173,23 +157,9 @@ func TestHalfAttention(t *testing.T) {
 				mask := g.ParamF32("m", graph.Shape{n, 300}, ramp(n*300, 0.05))
 				return []graph.Tensor{q.Attention(k, v, graph.Tensor{}), q.Attention(kT.T(), v, mask)}
 			}
-			want, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New())...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graph.NewEngine(b).Eval(ctx, build(graph.New())...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			want, got := onCPUAndGPU(t, b, build)
 			for i := range want {
-				w, g := want[i].F32(), got[i].F32()
-				var num, den float64
-				for j := range w {
-					d := float64(g[j] - w[j])
-					num += d * d
-					den += float64(w[j]) * float64(w[j])
-				}
-				rel := math.Sqrt(num / den)
+				rel := signalcmp.RelL2(got[i].F32(), want[i].F32())
 				t.Logf("%s, %d queries, output %d: relative L2 %.2g", prec, n, i, rel)
 				tol := 5e-3 // f16 keeps 11 bits
 				if prec == kernels.BF16 {
@@ -213,7 +183,6 @@ func TestHalfAttention(t *testing.T) {
 // algorithm, and so rounding, depends on the row count.)
 func TestLSTMOneLaunch(t *testing.T) {
 	b := open(t, kernels.F32)
-	ctx := context.Background()
 	const T, I, H = 37, 48, 256
 	build := func(g *graph.Graph, batch int) []graph.Tensor {
 		seq := g.ParamF32("seq", graph.Shape{T, batch, I}, ramp(T*batch*I, 0.013))
@@ -228,25 +197,27 @@ func TestLSTMOneLaunch(t *testing.T) {
 		return []graph.Tensor{y, h, c}
 	}
 	for _, batch := range []int{1, 8, 9} {
-		want, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New(), batch)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := graph.NewEngine(b).Eval(ctx, build(graph.New(), batch)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, got := onCPUAndGPU(t, b, func(g *graph.Graph) []graph.Tensor { return build(g, batch) })
 		for i, name := range []string{"y", "h", "c"} {
-			w, g := want[i].F32(), got[i].F32()
-			var num, den float64
-			for j := range w {
-				d := float64(g[j] - w[j])
-				num += d * d
-				den += float64(w[j]) * float64(w[j])
-			}
-			if rel := math.Sqrt(num / den); !(rel <= 1e-5) {
+			if rel := signalcmp.RelL2(got[i].F32(), want[i].F32()); !(rel <= 1e-5) {
 				t.Errorf("batch %d: %s differs from the CPU's by relative L2 %.2g", batch, name, rel)
 			}
 		}
 	}
+}
+
+// onCPUAndGPU evaluates the outputs build makes, once on the CPU backend
+// and once on b, each in a graph of its own.
+func onCPUAndGPU(t *testing.T, b kernels.Backend, build func(*graph.Graph) []graph.Tensor) (cpuOut, gpuOut []*graph.Value) {
+	t.Helper()
+	ctx := context.Background()
+	cpuOut, err := graph.NewEngine(cpu.New()).Eval(ctx, build(graph.New())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpuOut, err = graph.NewEngine(b).Eval(ctx, build(graph.New())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cpuOut, gpuOut
 }
