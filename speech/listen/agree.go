@@ -18,6 +18,10 @@ import "slices"
 type agreement struct {
 	committed []int32
 	prev      []int32
+	// older is the hypothesis before prev; with three, a hypothesis
+	// commits only what it, prev and older agree on (LocalAgreement-3).
+	older []int32
+	three bool
 	// boundary reports whether the word before a token is complete: the
 	// token is a timestamp, text beginning with a space, or punctuation
 	// that ends a word (", 10" and "forward, 10" agree on "forward").
@@ -31,13 +35,13 @@ type agreement struct {
 // update takes the next hypothesis, which begins with the committed
 // tokens, and returns how many tokens are committed after it.
 func (a *agreement) update(hyp []int32) int {
-	prev := a.prev
-	a.prev = append(a.prev[:0:0], hyp...)
+	prev, older := a.prev, a.older
+	a.older, a.prev = prev, append(a.prev[:0:0], hyp...)
 	if len(hyp) < len(a.committed) || !slices.Equal(hyp[:len(a.committed)], a.committed) {
 		return len(a.committed) // not a continuation: nothing to agree on
 	}
 	n := len(a.committed)
-	for n < len(hyp) && n < len(prev) && hyp[n] == prev[n] {
+	for n < len(hyp) && n < len(prev) && hyp[n] == prev[n] && (!a.three || n < len(older) && older[n] == hyp[n]) {
 		n++
 	}
 	// The agreed tokens end where the next token of both hypotheses ends
@@ -47,7 +51,7 @@ func (a *agreement) update(hyp []int32) int {
 		if a.ends != nil && a.ends(hyp[j-1]) && !(j < len(hyp) && j < len(prev) && a.text(hyp[j]) && a.text(prev[j])) {
 			continue
 		}
-		if j < len(hyp) && j < len(prev) && a.boundary(hyp[j]) && a.boundary(prev[j]) {
+		if j < len(hyp) && j < len(prev) && a.boundary(hyp[j]) && a.boundary(prev[j]) && (!a.three || j < len(older) && a.boundary(older[j])) {
 			a.committed = append(a.committed, hyp[len(a.committed):j]...)
 			break
 		}

@@ -13,26 +13,33 @@ func TestAgreement(t *testing.T) {
 	ends := func(id int32) bool { return id >= 60 && id < 70 }
 	text := func(id int32) bool { return id < 1000 }
 	for _, tc := range []struct {
-		name string
-		hyps [][]int32
-		want []int32 // committed after the last
+		name  string
+		hyps  [][]int32
+		want  []int32 // committed after the last
+		three bool    // LocalAgreement-3
 	}{
-		{"one reading commits nothing", [][]int32{{1000, 101, 102}}, nil},
-		{"agreed words before a word start", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}}, []int32{1000, 101, 102}},
-		{"a word still growing is kept back", [][]int32{{1000, 101, 5}, {1000, 101, 5, 6}}, []int32{1000}},
-		{"the last word needs a token after it in both", [][]int32{{1000, 101, 102}, {1000, 101, 102, 103}}, []int32{1000, 101}},
-		{"disagreement after the first timestamp", [][]int32{{1000, 101}, {1000, 102}}, []int32{1000}},
-		{"commits only grow", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 101, 105}}, []int32{1000, 101, 102}},
-		{"a reading that is not a continuation changes nothing", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 109, 102, 104}, {1000, 101, 102, 104, 106}}, []int32{1000, 101, 102}},
-		{"punctuation in one reading ends the word", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 103}}, []int32{1000, 101, 102}},
-		{"a word piece in one reading keeps it back", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 5}}, []int32{1000, 101}},
-		{"more agreed later", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 101, 102, 104, 105}, {1000, 101, 102, 104, 105, 106}}, []int32{1000, 101, 102, 104}},
-		{"a sentence's end only before more text", [][]int32{{1000, 101, 102, 60, 1001}, {1000, 101, 102, 60, 1001, 1002}}, []int32{1000, 101, 102}},
-		{"a sentence's end before text in both", [][]int32{{1000, 101, 60, 103}, {1000, 101, 60, 103, 104}}, []int32{1000, 101, 60}},
-		{"a sentence's end before text in one", [][]int32{{1000, 101, 60, 1001}, {1000, 101, 60, 103}}, []int32{1000, 101}},
+		{"one reading commits nothing", [][]int32{{1000, 101, 102}}, nil, false},
+		{"agreed words before a word start", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}}, []int32{1000, 101, 102}, false},
+		{"a word still growing is kept back", [][]int32{{1000, 101, 5}, {1000, 101, 5, 6}}, []int32{1000}, false},
+		{"the last word needs a token after it in both", [][]int32{{1000, 101, 102}, {1000, 101, 102, 103}}, []int32{1000, 101}, false},
+		{"disagreement after the first timestamp", [][]int32{{1000, 101}, {1000, 102}}, []int32{1000}, false},
+		{"commits only grow", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 101, 105}}, []int32{1000, 101, 102}, false},
+		{"a reading that is not a continuation changes nothing", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 109, 102, 104}, {1000, 101, 102, 104, 106}}, []int32{1000, 101, 102}, false},
+		{"punctuation in one reading ends the word", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 103}}, []int32{1000, 101, 102}, false},
+		{"a word piece in one reading keeps it back", [][]int32{{1000, 101, 102, 50}, {1000, 101, 102, 5}}, []int32{1000, 101}, false},
+		{"more agreed later", [][]int32{{1000, 101, 102, 103}, {1000, 101, 102, 104}, {1000, 101, 102, 104, 105}, {1000, 101, 102, 104, 105, 106}}, []int32{1000, 101, 102, 104}, false},
+		{"a sentence's end only before more text", [][]int32{{1000, 101, 102, 60, 1001}, {1000, 101, 102, 60, 1001, 1002}}, []int32{1000, 101, 102}, false},
+		{"a sentence's end before text in both", [][]int32{{1000, 101, 60, 103}, {1000, 101, 60, 103, 104}}, []int32{1000, 101, 60}, false},
+		{"a sentence's end before text in one", [][]int32{{1000, 101, 60, 1001}, {1000, 101, 60, 103}}, []int32{1000, 101}, false},
+		// cards_005: "8 of", "8 of Spades", "Eight of Spades for...",
+		// "Eight of spades, four of clubs."
+		{"three: two readings agree, the third not", [][]int32{{1000, 108, 102}, {1000, 108, 102, 103}, {1000, 118, 102, 103}}, []int32{1000}, true},
+		{"three: the last three agree", [][]int32{{1000, 108, 102}, {1000, 108, 102, 103}, {1000, 118, 102, 103}, {1000, 118, 102, 104}, {1000, 118, 102, 105}}, []int32{1000, 118, 102}, true},
+		{"three: the older reading's boundary counts", [][]int32{{1000, 101, 5}, {1000, 101, 102}, {1000, 101, 102, 103}}, []int32{1000}, true},
+		{"three: punctuation and a timestamp end the word", [][]int32{{1000, 101, 1010}, {1000, 101, 50}, {1000, 101, 102, 103}}, []int32{1000, 101}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := agreement{boundary: word, ends: ends, text: text}
+			a := agreement{boundary: word, ends: ends, text: text, three: tc.three}
 			for _, h := range tc.hyps {
 				before := slices.Clone(a.committed)
 				n := a.update(h)
