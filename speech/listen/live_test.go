@@ -451,13 +451,7 @@ func TestGateWait(t *testing.T) {
 func TestDropTokens(t *testing.T) {
 	tok := needTiny(t).whisp.Tokenizer()
 	tb := tok.Specials().TimestampBegin
-	enc := func(s string) []int32 {
-		ids, err := tok.Encode(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
+	enc := encoder(t, tok)
 	first := Segment{Start: 0, End: 2, Text: " And so my fellow Americans.",
 		Tokens: slices.Concat([]int32{tb}, enc(" And so my fellow Americans."), []int32{tb + 100}),
 		Words:  []Word{{Text: " And", End: 0.4}, {Text: " so", Start: 0.4, End: 0.7}, {Text: " my", Start: 0.7, End: 0.9}, {Text: " fellow", Start: 0.9, End: 1.3}, {Text: " Americans.", Start: 1.3, End: 2}}}
@@ -629,13 +623,7 @@ func TestLiveJoinCut(t *testing.T) {
 	tr := needTiny(t)
 	tok := tr.whisp.Tokenizer()
 	tb := tok.Specials().TimestampBegin
-	enc := func(s string) []int32 {
-		ids, err := tok.Encode(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
+	enc := encoder(t, tok)
 	first := slices.Concat([]int32{tb}, enc(" And so my fellow Americans"), []int32{tb + 100})
 	last := slices.Concat([]int32{tb + 150}, enc(" Ask not"), []int32{tb + 195})
 	for _, c := range []struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/internal/testenv"
+	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/models/whisper/wer"
 )
 
@@ -72,13 +73,7 @@ func TestShiftTimes(t *testing.T) {
 func TestTokenSegments(t *testing.T) {
 	tok := needTiny(t).whisp.Tokenizer()
 	tb := tok.Specials().TimestampBegin
-	enc := func(s string) []int32 {
-		ids, err := tok.Encode(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
+	enc := encoder(t, tok)
 	one := slices.Concat([]int32{tb}, enc(" And so my fellow Americans."), []int32{tb + 100})
 	two := slices.Concat([]int32{tb + 110}, enc(" Ask not."), []int32{tb + 150})
 	for _, c := range []struct {
@@ -195,13 +190,7 @@ func TestLiveWindow(t *testing.T) {
 func TestWordCut(t *testing.T) {
 	tok := needTiny(t).whisp.Tokenizer()
 	tb := tok.Specials().TimestampBegin
-	enc := func(s string) []int32 {
-		ids, err := tok.Encode(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
+	enc := encoder(t, tok)
 	head := enc(" And so my")
 	ids := slices.Concat([]int32{tb}, head, enc(" fellow Americans, ask"))
 	words := []Word{{Text: " And", End: 0.3}, {Text: " so", Start: 0.3, End: 0.6}, {Text: " my", Start: 0.6, End: 0.9},
@@ -237,13 +226,7 @@ func TestOpenEnd(t *testing.T) {
 	d := &liveDecoder{t: needTiny(t), words: map[int32]bool{}, puncts: map[int32]bool{}, ends: map[int32]bool{}}
 	tok := d.t.whisp.Tokenizer()
 	tb := tok.Specials().TimestampBegin
-	enc := func(s string) []int32 {
-		ids, err := tok.Encode(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
+	enc := encoder(t, tok)
 	global, q, comma := enc(" a 4% global"), enc("?"), enc(",")
 	for _, c := range []struct {
 		name  string
@@ -304,5 +287,18 @@ func TestTighten(t *testing.T) {
 				t.Errorf("after tighten: committed %v, base %d, loose %v, strict %v, mark %d, %d commit times", s.agree.committed, s.base, s.loose, s.strict, s.mark, len(s.commits))
 			}
 		})
+	}
+}
+
+// encoder returns a function that encodes text with tok, failing t on an
+// error.
+func encoder(t *testing.T, tok *tokenizer.Tokenizer) func(string) []int32 {
+	return func(s string) []int32 {
+		t.Helper()
+		ids, err := tok.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
 	}
 }
