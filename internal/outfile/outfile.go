@@ -21,7 +21,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"time"
 )
 
 // File is an output being written: an io.WriteSeeker whose errors name the
@@ -163,3 +165,38 @@ func rename(err error, path string) error {
 }
 
 var _ io.WriteSeeker = (*File)(nil)
+
+// Prune removes the files that match pattern (filepath.Match syntax),
+// except keep, that were last modified more than maxAge ago or are not
+// among the newest newest of them, and the temporary files Create left
+// beside them (a writer killed mid-write) once maxAge old. It is for
+// caches of derived files that each build of a program writes under a
+// name of its own: a fresh file may be another process's, in use now, so
+// age alone would let every rebuilt test binary's file stay for maxAge.
+// Errors are ignored: a file that cannot be removed now is tried again by
+// the next prune.
+func Prune(pattern, keep string, newest int, maxAge time.Duration) {
+	all, _ := filepath.Glob(pattern)
+	type file struct {
+		path string
+		mod  time.Time
+	}
+	var files []file
+	for _, p := range all {
+		if st, err := os.Stat(p); err == nil && p != keep && st.Mode().IsRegular() {
+			files = append(files, file{p, st.ModTime()})
+		}
+	}
+	slices.SortFunc(files, func(a, b file) int { return b.mod.Compare(a.mod) })
+	for i, f := range files {
+		if i >= newest || time.Since(f.mod) > maxAge {
+			os.Remove(f.path)
+		}
+	}
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(pattern), "."+filepath.Base(pattern)+".tmp-*"))
+	for _, t := range tmps {
+		if st, err := os.Stat(t); err == nil && time.Since(st.ModTime()) > maxAge {
+			os.Remove(t)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // leftovers returns the temporary files left in dir.
@@ -224,5 +225,45 @@ func TestFileSizeLimit(t *testing.T) {
 	}
 	if l := leftovers(t, dir); len(l) != 0 {
 		t.Errorf("temporary files left: %v", l)
+	}
+}
+
+// TestPrune checks which files go: matching ones older than maxAge or
+// beyond the newest two, and temporary files of the pattern older than
+// maxAge; the kept file, fresh files among the newest, and files the
+// pattern does not match stay.
+func TestPrune(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	files := []struct {
+		name string
+		age  time.Duration
+		kept bool
+	}{
+		{"tail-self.bin", 3 * time.Hour, true},
+		{"tail-a.bin", time.Minute, true},
+		{"tail-b.bin", 2 * time.Minute, true},
+		{"tail-c.bin", 3 * time.Minute, false},
+		{"tail-old.bin", 61 * time.Minute, false},
+		{".tail-x.bin.tmp-abc", 2 * time.Hour, false},
+		{".tail-x.bin.tmp-def", time.Minute, true},
+		{"other-x.bin", 365 * 24 * time.Hour, true},
+		{".other-x.bin.tmp-abc", 2 * time.Hour, true},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now, now.Add(-f.age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Prune(filepath.Join(dir, "tail-*.bin"), filepath.Join(dir, "tail-self.bin"), 2, time.Hour)
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(dir, f.name))
+		if kept := err == nil; kept != f.kept {
+			t.Errorf("%s: kept %v, want %v", f.name, kept, f.kept)
+		}
 	}
 }

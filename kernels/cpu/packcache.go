@@ -20,6 +20,7 @@ import (
 
 	"github.com/tensorforge/forge/internal/buildid"
 	"github.com/tensorforge/forge/internal/filepages"
+	"github.com/tensorforge/forge/internal/outfile"
 	"github.com/tensorforge/forge/internal/packfile"
 	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
@@ -253,38 +254,21 @@ const keepOthers = 2
 const abandoned = 30 * 24 * time.Hour
 
 // pruneOthers removes the pack files of the weight file named by prefix
-// other than self that are an hour old or beyond the keepOthers newest,
-// other weight files' pack files untouched for the abandoned period, and
-// temporary files an hour old (left by a process killed while writing).
-// Removing a file another process has mapped is harmless (its mapping
-// stays); it only makes that build pack again in its next process.
+// other than self that are an hour old or beyond the keepOthers newest
+// (with temporary files an hour old, left by a process killed while
+// writing), and other weight files' pack files untouched for the
+// abandoned period. Removing a file another process has mapped is
+// harmless (its mapping stays); it only makes that build pack again in its
+// next process.
 func pruneOthers(dir, prefix, self string) {
+	outfile.Prune(filepath.Join(dir, prefix+"*.bin"), self, keepOthers, time.Hour)
 	all, _ := filepath.Glob(filepath.Join(dir, "packs-*.bin"))
-	type file struct {
-		path string
-		mod  time.Time
-	}
-	var files []file
 	for _, o := range all {
-		st, err := os.Stat(o)
-		switch {
-		case err != nil || o == self:
-		case strings.HasPrefix(filepath.Base(o), prefix):
-			files = append(files, file{o, st.ModTime()})
-		case time.Since(st.ModTime()) > abandoned:
+		if strings.HasPrefix(filepath.Base(o), prefix) {
+			continue
+		}
+		if st, err := os.Stat(o); err == nil && time.Since(st.ModTime()) > abandoned {
 			os.Remove(o)
-		}
-	}
-	slices.SortFunc(files, func(a, b file) int { return b.mod.Compare(a.mod) })
-	for i, f := range files {
-		if i >= keepOthers || time.Since(f.mod) > time.Hour {
-			os.Remove(f.path)
-		}
-	}
-	tmps, _ := filepath.Glob(filepath.Join(dir, ".packs-*.bin.tmp-*"))
-	for _, t := range tmps {
-		if st, err := os.Stat(t); err == nil && time.Since(st.ModTime()) > time.Hour {
-			os.Remove(t)
 		}
 	}
 }

@@ -32,8 +32,8 @@ import (
 // states' bytes followed by their SHA-256; one that does not check out is
 // computed again and replaced (through internal/outfile, so a reader never
 // sees half of one). Writing one removes the model's other
-// tails that are an hour old, which only other builds (or thread counts)
-// can read.
+// tails that are an hour old or beyond the two newest, which only other
+// builds (or thread counts) can read.
 
 // tailCache says where and under which code version the silence tail is
 // kept; the zero value keeps nothing.
@@ -127,14 +127,11 @@ func (c tailCache) store(ctx context.Context, m *Model, t *silenceTail) {
 	if f.Commit() != nil {
 		return
 	}
-	// Other builds' tails go once they are an hour old: a fresh one may be
-	// a test binary's or another version's running now.
-	others, _ := filepath.Glob(filepath.Join(c.dir, "silence-*.bin"))
-	for _, o := range others {
-		if st, err := os.Stat(o); err == nil && o != p && time.Since(st.ModTime()) > time.Hour {
-			os.Remove(o)
-		}
-	}
+	// Other builds' tails go once they are an hour old, or beyond the two
+	// newest: a fresh one may be a test binary's or another version's
+	// running now, but every rebuilt test binary writes its own (78 of
+	// them, 1.4 GB for tiny, after an afternoon of tests).
+	outfile.Prune(filepath.Join(c.dir, "silence-*.bin"), p, 2, time.Hour)
 }
 
 // states lists the tail's states in the cache file's order.
