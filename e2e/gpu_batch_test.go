@@ -26,6 +26,23 @@ var batchClips = []string{"jfk", "cards_001", "goforward", "cards_005"}
 
 // encodeClips encodes the first window of each golden clip, closed when
 // the test ends.
+// openTiny opens Whisper tiny (float32 weights) on its own engine over be,
+// closed when tb ends, and returns it with the English transcription
+// start sequence; it skips tb without the weights.
+func openTiny(tb testing.TB, be kernels.Backend) (*whisper.Model, []int32) {
+	tb.Helper()
+	m, err := whisper.Open(context.Background(), graph.NewEngine(be), "tiny", whisper.F32)
+	if err != nil {
+		tb.Skipf("SKIPPED: needs the model weights: %v", err)
+	}
+	tb.Cleanup(func() { m.Close() })
+	sot, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m, sot
+}
+
 func encodeClips(t testing.TB, m *whisper.Model, clips []string) []*whisper.Window {
 	t.Helper()
 	var ws []*whisper.Window
@@ -58,17 +75,9 @@ func TestGPUBatch(t *testing.T) {
 	}{{kernels.F32, 1e-4}, {kernels.F16, 2e-3}} {
 		t.Run(c.prec.String(), func(t *testing.T) {
 			be := gpu(t, c.prec)
-			eng := graph.NewEngine(be)
-			m, err := whisper.Open(ctx, eng, "tiny", whisper.F32)
-			if err != nil {
-				t.Skipf("SKIPPED: needs the model weights: %v", err)
-			}
-			defer m.Close()
+			m, sot := openTiny(t, be)
 			V := m.Config().Vocab
-			sot, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			var err error
 			prev := m.Tokenizer().Specials().StartOfPrev
 			prefixes := [][]int32{sot, append([]int32{prev, 440, 1029, 13}, sot...), append([]int32{prev, 2000, 2001, 2002, 2003, 2004, 2005, 2006}, sot...), sot}
 			ws := encodeClips(t, m, batchClips)
@@ -165,15 +174,8 @@ func BenchmarkCPUBatchStep(b *testing.B) {
 
 func benchBatchStep(b *testing.B, name string, be kernels.Backend, sizes []int) {
 	ctx := context.Background()
-	m, err := whisper.Open(ctx, graph.NewEngine(be), "tiny", whisper.F32)
-	if err != nil {
-		b.Skipf("SKIPPED: needs the model weights: %v", err)
-	}
-	defer m.Close()
-	sot, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, sot := openTiny(b, be)
+	var err error
 	for _, n := range sizes {
 		ws := encodeClips(b, m, slices.Repeat([]string{"jfk"}, n))
 		for _, batched := range []bool{true, false} {
@@ -256,15 +258,7 @@ func TestGPUProfileBatch(t *testing.T) {
 	}
 	ctx := context.Background()
 	be := gpu(t, kernels.F16)
-	m, err := whisper.Open(ctx, graph.NewEngine(be), "tiny", whisper.F32)
-	if err != nil {
-		t.Skipf("SKIPPED: needs the model weights: %v", err)
-	}
-	defer m.Close()
-	sot, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, sot := openTiny(t, be)
 	var ws []*whisper.Window
 	for range 8 { // 32 windows
 		ws = append(ws, encodeClips(t, m, batchClips)...)
