@@ -393,6 +393,22 @@ func TestGPUProfileWhisper(t *testing.T) {
 		w.Close()
 	}
 	t.Logf("one encoder window with f16 products, %v in all (host included):\n%s", time.Since(start), bh.Profile())
+	batch := make([][]float32, 32)
+	for i := range batch {
+		batch[i] = feats
+	}
+	for range 2 {
+		bh.ResetProfile()
+		start = time.Now()
+		ws, err := mh.EncodeBatch(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range ws {
+			w.Close()
+		}
+	}
+	t.Logf("32 encoder windows in one batch with f16 products, %v in all (host included):\n%s", time.Since(start), bh.Profile())
 }
 
 // TestGPUProfileKokoro logs where Kokoro's device time goes for the
