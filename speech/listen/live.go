@@ -1228,11 +1228,6 @@ func (d *liveDecoder) cut(s *liveState, n int, steps int32, open bool) {
 	tok := d.t.whisp.Tokenizer()
 	tb := tok.Specials().TimestampBegin
 	c := s.agree.committed
-	// n past the prefix panicked the decoder ("slice bounds out of
-	// range", 2 of 16 paced runs of silero_test.wav, one of them on the
-	// build before joins): a mark can be stale once the prefix was
-	// rebuilt shorter (which path does it was not found).
-	n = min(n, len(c))
 	start := float64(s.origin) / SampleRate
 	s.head = append(s.head, tokenSegments(c[:n], start, start+float64(steps)*0.02, tok, d.lang)...)
 	s.headLen += n
@@ -1415,8 +1410,18 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		// punctuation (the Final keeps it); without its closing timestamp
 		// too, tiny lost the next piece's words more often.
 		read := int32((it.to - origin) / tsSamples)
-		next := d.openEnd(have, s.headLen)
-		s.loose, s.strict = len(next) < len(have), nil
+		next, at, n := d.openEnd(have, s.headLen)
+		if at -= s.headLen; s.mark > at {
+			// The sentence end left out is the last Final's own when this
+			// piece read nothing after it, and that Final's prefix had it
+			// (tighten: a join, or a strict re-read): the mark, which lay
+			// after it, moves back with the tokens after it. Left there,
+			// it pointed past the shorter prefix, and the cut below
+			// panicked ("slice bounds out of range [:9] with capacity 8",
+			// 2 of 16 paced runs of silero_test.wav).
+			s.mark = max(s.mark-n, at)
+		}
+		s.loose, s.strict = n > 0, nil
 		if s.loose {
 			s.strict = clampTimes(have[s.headLen:], tok.Specials().TimestampBegin, read)
 		}
@@ -1443,9 +1448,9 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 }
 
 // openEnd returns ids without the sentence-end punctuation of their
-// last text (before closing timestamps), or ids when it has none; the
-// tokens before least stay.
-func (d *liveDecoder) openEnd(ids []int32, least int) []int32 {
+// last text (before closing timestamps), or ids when it has none, and
+// where and how many tokens it left out; the tokens before least stay.
+func (d *liveDecoder) openEnd(ids []int32, least int) (out []int32, at, n int) {
 	j := len(ids)
 	for j > least && !d.text(ids[j-1]) {
 		j--
@@ -1455,9 +1460,9 @@ func (d *liveDecoder) openEnd(ids []int32, least int) []int32 {
 		i--
 	}
 	if i == j {
-		return ids
+		return ids, j, 0
 	}
-	return slices.Concat(ids[:i], ids[j:])
+	return slices.Concat(ids[:i], ids[j:]), i, j - i
 }
 
 // ownStart returns where a piece's own text begins in seq (the group's

@@ -11,6 +11,7 @@ import (
 	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
 	"github.com/tensorforge/forge/models/whisper/wer"
+	"github.com/tensorforge/forge/stage"
 )
 
 // TestLastSegmentEnd: the cut is after the last timestamp that follows
@@ -229,19 +230,21 @@ func TestOpenEnd(t *testing.T) {
 	enc := encoder(t, tok)
 	global, q, comma := enc(" a 4% global"), enc("?"), enc(",")
 	for _, c := range []struct {
-		name  string
-		ids   []int32
-		least int
-		want  []int32
+		name      string
+		ids       []int32
+		least     int
+		want      []int32
+		wantAt, n int
 	}{
-		{"question", slices.Concat([]int32{tb}, global, q, []int32{tb + 100}), 0, slices.Concat([]int32{tb}, global, []int32{tb + 100})},
-		{"no closing timestamp", slices.Concat([]int32{tb}, global, q), 0, slices.Concat([]int32{tb}, global)},
-		{"comma stays", slices.Concat([]int32{tb}, global, comma, []int32{tb + 100}), 0, slices.Concat([]int32{tb}, global, comma, []int32{tb + 100})},
-		{"before least", slices.Concat([]int32{tb}, global, q, []int32{tb + 100}), 1 + len(global) + len(q), slices.Concat([]int32{tb}, global, q, []int32{tb + 100})},
+		{"question", slices.Concat([]int32{tb}, global, q, []int32{tb + 100}), 0, slices.Concat([]int32{tb}, global, []int32{tb + 100}), 1 + len(global), len(q)},
+		{"no closing timestamp", slices.Concat([]int32{tb}, global, q), 0, slices.Concat([]int32{tb}, global), 1 + len(global), len(q)},
+		{"comma stays", slices.Concat([]int32{tb}, global, comma, []int32{tb + 100}), 0, slices.Concat([]int32{tb}, global, comma, []int32{tb + 100}), 1 + len(global) + len(comma), 0},
+		{"before least", slices.Concat([]int32{tb}, global, q, []int32{tb + 100}), 1 + len(global) + len(q), slices.Concat([]int32{tb}, global, q, []int32{tb + 100}), 1 + len(global) + len(q), 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := d.openEnd(slices.Clone(c.ids), c.least); !slices.Equal(got, c.want) {
-				t.Errorf("openEnd = %v, want %v", got, c.want)
+			got, at, n := d.openEnd(slices.Clone(c.ids), c.least)
+			if !slices.Equal(got, c.want) || at != c.wantAt || n != c.n {
+				t.Errorf("openEnd = %v, %d, %d; want %v, %d, %d", got, at, n, c.want, c.wantAt, c.n)
 			}
 		})
 	}
@@ -285,6 +288,61 @@ func TestTighten(t *testing.T) {
 			s.tighten()
 			if !slices.Equal(s.agree.committed, strict) || s.base != 2+len(strict) || s.loose || s.strict != nil || s.mark != c.wantMark || len(s.commits) != s.base {
 				t.Errorf("after tighten: committed %v, base %d, loose %v, strict %v, mark %d, %d commit times", s.agree.committed, s.base, s.loose, s.strict, s.mark, len(s.commits))
+			}
+		})
+	}
+}
+
+// TestLiveStaleMark: a piece that reads nothing after a prefix holding
+// the last Final's sentence end (tighten made it strict: at a join, or
+// for a strict re-read) is final at its pause with that sentence end
+// left out again, and the last Final's mark moves back with it. It used
+// to stay past the shorter prefix: the next join then left the origin
+// where it was (prevMark past mark), and a long reading's cut at the
+// mark panicked the decoder ("slice bounds out of range [:9] with
+// capacity 8", twice on the lecture) until cut clamped it. Here the
+// piece has no audio, so the committed tokens are its whole reading.
+func TestLiveStaleMark(t *testing.T) {
+	tr := needTiny(t)
+	tok := tr.whisp.Tokenizer()
+	tb := tok.Specials().TimestampBegin
+	enc := encoder(t, tok)
+	strict := slices.Concat([]int32{tb}, enc(" Ask not"), enc("."), []int32{tb + 50})
+	open := slices.Concat([]int32{tb}, enc(" Ask not"), []int32{tb + 50})
+	for _, c := range []struct {
+		name    string
+		atPause int64 // windowing.atPause: 1 cuts at the mark
+		// the group's head and prefix after the Final, and its marks
+		wantHead, wantPrefix []int32
+		wantPrev, wantMark   int
+	}{
+		{"short: no cut", 1 << 40, nil, open, len(open), len(open)},
+		{"long: cut at the mark", 1, open, []int32{}, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := &liveDecoder{t: tr, lang: "en", origins: &origins{}, gate: &gate{}, arr: &arrivals{}, states: map[int]*liveState{},
+				words: map[int32]bool{}, puncts: map[int32]bool{}, ends: map[int32]bool{}, win: windowing{atPause: c.atPause, atWord: 1 << 40}}
+			s := &liveState{group: 3, piece: 5, base: len(strict), mark: len(strict), markTo: 60 * tsSamples}
+			s.agree.committed = slices.Clone(strict)
+			s.commits = make([]time.Time, s.base)
+			d.states[3] = s
+			it := liveItem{kind: itemFinal, group: 3, utt: 5, to: 80 * tsSamples, piece: 60 * tsSamples, speech: 62 * tsSamples, speechEnd: 75 * tsSamples, atPause: true}
+			var final []Event
+			err := d.finish(context.Background(), it, func(f stage.Frame[Event]) error {
+				final = append(final, f.Payload)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(final) != 1 || final[0].Committed != "" {
+				t.Errorf("finals %+v, want one with no text", final)
+			}
+			if head := tokensOf(s.head); !slices.Equal(head, c.wantHead) || !slices.Equal(s.agree.committed, c.wantPrefix) {
+				t.Errorf("head %v, prefix %v; want %v, %v", head, s.agree.committed, c.wantHead, c.wantPrefix)
+			}
+			if s.prevMark != c.wantPrev || s.mark != c.wantMark {
+				t.Errorf("prevMark %d, mark %d; want %d, %d (prefix of %d)", s.prevMark, s.mark, c.wantPrev, c.wantMark, len(s.agree.committed))
 			}
 		})
 	}
