@@ -1100,18 +1100,26 @@ extern "C" __global__ void forge_col2im_t(const float* cols, const float* bias, 
 // ---------------------------------------------------------------------------
 // Tensor-core attention (half-precision products)
 
+// The tensor-core helpers take the half type as a template argument (BF:
+// bfloat16, else float16), and each kernel branches once, at its top, into
+// a body built for one type: a run-time flag tested beside every mma.sync
+// split the kernels' unrolled loops into blocks the compiler could not
+// interleave, so each chain of products waited on the one before.
+
 // pack2 packs two floats as two halves (x in the low half): an operand
 // register of mma.sync.
-__device__ __forceinline__ unsigned pack2(float x, float y, int bf16) {
-	unsigned lo = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
-	unsigned hi = bf16 ? f32_to_bf16(y) : f32_to_f16(y);
+template <bool BF>
+__device__ __forceinline__ unsigned pack2(float x, float y) {
+	unsigned lo = BF ? f32_to_bf16(x) : f32_to_f16(x);
+	unsigned hi = BF ? f32_to_bf16(y) : f32_to_f16(y);
 	return lo | (hi << 16);
 }
 
 // mma16816 is D = A·B + D for one 16×8×16 tile (f16 or bf16 inputs, f32
 // accumulation), in the register layouts of the PTX ISA's m16n8k16.
-__device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsigned* b, int bf16) {
-	if (bf16) {
+template <bool BF>
+__device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsigned* b) {
+	if (BF) {
 		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -1120,6 +1128,24 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 	}
+}
+
+// shared_addr is the shared-memory address of p, as ldmatrix and cp.async
+// take it.
+__device__ __forceinline__ unsigned shared_addr(const void* p) {
+	unsigned a;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+	return a;
+}
+
+// ldsm_x4 loads four 8×8 matrices of 16-bit values from shared memory
+// (ldmatrix.x4) at shared address a: lane l gives the address of row l % 8
+// of matrix l / 8, a 16-byte-aligned run of 8 values, and receives in r[i]
+// the two values of matrix i at row l / 4, columns 2(l % 4) and 2(l % 4) +
+// 1, which is an mma.sync B fragment register when the matrix rows are B's
+// columns.
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned a) {
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
 }
 
 #define TC_WARPS 4
@@ -1134,7 +1160,8 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
 
 // tc_load_q fills the warp's Q fragments (A operands, row-major) for the
 // four 16-wide k-steps over d = 64, rows row0 … row0 + 15 (zero past n).
-__device__ __forceinline__ void tc_load_q(unsigned (&qa)[4][4], const AttnArgs& a, i64 qo, int row0, int g, int q4, int bf16) {
+template <bool BF>
+__device__ __forceinline__ void tc_load_q(unsigned (&qa)[4][4], const AttnArgs& a, i64 qo, int row0, int g, int q4) {
 	for (int kk = 0; kk < 4; kk++)
 		for (int h = 0; h < 2; h++)
 			for (int half = 0; half < 2; half++) {
@@ -1144,7 +1171,7 @@ __device__ __forceinline__ void tc_load_q(unsigned (&qa)[4][4], const AttnArgs& 
 					x0 = a.q[qo + r * a.qr + (i64)c * a.qc];
 					x1 = a.q[qo + r * a.qr + (i64)(c + 1) * a.qc];
 				}
-				qa[kk][h + 2 * half] = pack2(x0, x1, bf16);
+				qa[kk][h + 2 * half] = pack2<BF>(x0, x1);
 			}
 }
 
@@ -1152,21 +1179,22 @@ __device__ __forceinline__ void tc_load_q(unsigned (&qa)[4][4], const AttnArgs& 
 // into half precision: keys row-major into kt (ks halves apart), values
 // transposed into vT (vs halves per column); threads first, first + step,
 // … share the work, walking the axis that is contiguous in memory.
+template <bool BF>
 __device__ __forceinline__ void tc_convert_tile(unsigned short* kt, int ks, unsigned short* vT, int vs, const AttnArgs& a, i64 ko, i64 vo,
-	int k0, int tk, int keys, int first, int step, int bf16) {
+	int k0, int tk, int keys, int first, int step) {
 	for (int e = first; e < keys * TC_D; e += step) {
 		int j, c;
 		if (a.kc == 1) j = e / TC_D, c = e % TC_D;
 		else j = e % keys, c = e / keys;
 		float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
-		kt[j * ks + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+		kt[j * ks + c] = BF ? f32_to_bf16(x) : f32_to_f16(x);
 	}
 	for (int e = first; e < keys * TC_D; e += step) {
 		int j, c;
 		if (a.vc == 1) j = e / TC_D, c = e % TC_D;
 		else j = e % keys, c = e / keys;
 		float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
-		vT[c * vs + j] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+		vT[c * vs + j] = BF ? f32_to_bf16(x) : f32_to_f16(x);
 	}
 }
 
@@ -1175,30 +1203,46 @@ __device__ __forceinline__ void tc_convert_tile(unsigned short* kt, int ks, unsi
 // mask and the tile's bound (tk keys from k0), the online softmax update
 // of the running maxima m and sums l, and O += P·V from the transposed
 // value tile vT (vs halves per column).
-template <int NT>
+template <int NT, bool BF>
 __device__ __forceinline__ void tc_tile(float (&o)[8][4], float (&m)[2], float (&l)[2], const unsigned (&qa)[4][4],
-	const unsigned short* kt, int ks, const unsigned short* vT, int vs, const AttnArgs& a, const float* mask, int row0, int k0, int tk, int g, int q4, int bf16) {
+	const unsigned short* kt, int ks, const unsigned short* vT, int vs, const AttnArgs& a, const float* mask, int row0, int k0, int tk, int g, int q4) {
+	// B fragments come four registers at a time by ldmatrix: lanes 8i …
+	// 8i+7 address the rows of matrix i, the low and high 8 columns of one
+	// 16-wide k-step (i = 0, 1) and of the next (i = 2, 3).
+	const int lane = (g << 2) | q4;
+	const int lr = lane & 7, lc = (lane >> 4) * 16 + ((lane >> 3) & 1) * 8;
+	const unsigned ka = shared_addr(kt + lr * ks + lc), va = shared_addr(vT + lr * vs + lc);
 	float sc[NT][4];
+#pragma unroll
 	for (int j = 0; j < NT; j++) {
 		for (int t = 0; t < 4; t++) sc[j][t] = 0;
-		const unsigned* kr = (const unsigned*)(kt + (j * 8 + g) * ks);
-		for (int kk = 0; kk < 4; kk++) {
-			unsigned b[2] = {kr[kk * 8 + q4], kr[kk * 8 + 4 + q4]};
-			mma16816(sc[j], qa[kk], b, bf16);
+#pragma unroll
+		for (int kk = 0; kk < 4; kk += 2) {
+			unsigned b[4];
+			ldsm_x4(b, ka + (j * 8 * ks + kk * 16) * 2);
+			mma16816<BF>(sc[j], qa[kk], b);
+			mma16816<BF>(sc[j], qa[kk + 1], b + 2);
 		}
 	}
 	// Mask, bounds, online softmax for rows g (t = 0, 1) and g+8 (t = 2, 3).
 	float mx[2] = {-FINF, -FINF};
-	for (int j = 0; j < NT; j++)
-		for (int t = 0; t < 4; t++) {
-			int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
-			int r = row0 + g + 8 * h;
-			float v = sc[j][t];
-			if (key >= tk) v = -FINF;
-			else if (mask && r < a.n) v += mask[r * a.mr + (i64)(k0 + key) * a.mc];
-			sc[j][t] = v;
-			mx[h] = fmaxf(mx[h], v);
-		}
+	if (!mask && tk == 8 * NT) {
+		// A whole tile without a mask (every tile of an encoder's but the
+		// last): no test per score.
+		for (int j = 0; j < NT; j++)
+			for (int t = 0; t < 4; t++) mx[t >> 1] = fmaxf(mx[t >> 1], sc[j][t]);
+	} else {
+		for (int j = 0; j < NT; j++)
+			for (int t = 0; t < 4; t++) {
+				int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
+				int r = row0 + g + 8 * h;
+				float v = sc[j][t];
+				if (key >= tk) v = -FINF;
+				else if (mask && r < a.n) v += mask[r * a.mr + (i64)(k0 + key) * a.mc];
+				sc[j][t] = v;
+				mx[h] = fmaxf(mx[h], v);
+			}
+	}
 	float corr[2];
 	for (int h = 0; h < 2; h++) {
 		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
@@ -1226,86 +1270,142 @@ __device__ __forceinline__ void tc_tile(float (&o)[8][4], float (&m)[2], float (
 		o[j][3] *= corr[1];
 	}
 	// O += P·V: the score tiles become A fragments, k-steps of 16 keys.
+	unsigned pa[NT / 2][4];
+#pragma unroll
 	for (int t2 = 0; t2 < NT / 2; t2++) {
-		unsigned pa[4] = {pack2(sc[2 * t2][0], sc[2 * t2][1], bf16), pack2(sc[2 * t2][2], sc[2 * t2][3], bf16),
-			pack2(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1], bf16), pack2(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3], bf16)};
-		for (int j = 0; j < 8; j++) {
-			const unsigned* vr = (const unsigned*)(vT + (j * 8 + g) * vs);
-			unsigned b[2] = {vr[t2 * 8 + q4], vr[t2 * 8 + 4 + q4]};
-			mma16816(o[j], pa, b, bf16);
+		pa[t2][0] = pack2<BF>(sc[2 * t2][0], sc[2 * t2][1]);
+		pa[t2][1] = pack2<BF>(sc[2 * t2][2], sc[2 * t2][3]);
+		pa[t2][2] = pack2<BF>(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1]);
+		pa[t2][3] = pack2<BF>(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3]);
+	}
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+#pragma unroll
+		for (int t2 = 0; t2 < NT / 2; t2 += 2) {
+			unsigned b[4];
+			ldsm_x4(b, va + (j * 8 * vs + t2 * 16) * 2);
+			mma16816<BF>(o[j], pa[t2], b);
+			mma16816<BF>(o[j], pa[t2 + 1], b + 2);
 		}
 	}
 }
 
-// forge_attention_tc64 is forge_attention_tc for many query rows (an
-// encoder's): grid (ceil(n/64), batch), four warps of 16 query rows each
-// that share every 64-key tile, loaded and converted to half precision
-// once per block into shared memory (keys row-major, values transposed).
-// forge_attention_tc gives each block 16 rows and each warp its own keys,
-// so every block reads all of K and V in float32: for 1,500 keys and
-// rows, 94 blocks per head each read 768 KB, and the attention was bound
-// by that traffic. Here a block reads them for 64 rows, a quarter as
-// often, and no partial results need combining.
+// Many query rows (an encoder's): keys and values converted once, then
+// streamed into shared memory by cp.async.
+//
+// forge_attention_tc64, before these, converted each 64-key tile from
+// float32 in every block, so for 1,500 keys and rows each head's keys and
+// values were read and converted 24 times, and its transposing stores
+// into shared memory hit the same banks: 139 µs a layer for one 30-s
+// window with 6 heads, 2.3 ms for 32 windows (H100), a fifth of what the
+// products' tensor cores allow.
+
 #define TQ_ROWS 64
 #define TQ_KEYS 64
-#define TQ_KS 72 // halves per key row of the key tile (64 + 8: no bank conflicts)
-#define TQ_VS 72 // halves per column of the transposed value tile (64 + 8)
-extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs a, int bf16) {
-	__shared__ __align__(16) unsigned short kt[TQ_KEYS * TQ_KS];
-	__shared__ __align__(16) unsigned short vT[TC_D * TQ_VS];
+#define TQ_KS 72 // halves per key row of a key tile (64 + 8: no bank conflicts)
+#define TQ_VS 72 // halves per d row of a transposed value tile (64 + 8)
+
+// forge_attention_kv_half writes the half-precision copies the flash kernel
+// streams: per batch element b, keys [sp][64] row-major at kh + b·sp·64 and
+// values transposed, [64][sp], at kh + (batch + b)·sp·64, where sp is the
+// key count rounded up to 8 (so every 8-key run of a transposed row is one
+// aligned 16-byte word) and the padding is zero. Grid (ceil(sp / 64),
+// batch), 256 threads: a block transposes its 64 keys' values through
+// shared memory so both reads and writes run along memory.
+extern "C" __global__ void __launch_bounds__(256) forge_attention_kv_half(AttnArgs a, unsigned short* kh, int sp, int bf16) {
+	__shared__ unsigned short vt[64 * 66]; // [d][key], 66 halves apart: 33 words, a bank per d
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	int k0 = blockIdx.x * 64;
+	unsigned short* kd = kh + (i64)blockIdx.y * sp * 64;
+	unsigned short* vd = kh + ((i64)gridDim.y + blockIdx.y) * sp * 64;
+	for (int e = threadIdx.x; e < 64 * 64; e += blockDim.x) {
+		int j = e >> 6, c = e & 63, key = k0 + j;
+		float x = 0.f, y = 0.f;
+		if (key < a.s) {
+			x = a.k[ko + (i64)key * a.kr + (i64)c * a.kc];
+			y = a.v[vo + (i64)key * a.vr + (i64)c * a.vc];
+		}
+		if (key < sp) kd[(i64)key * 64 + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
+		vt[c * 66 + j] = bf16 ? f32_to_bf16(y) : f32_to_f16(y);
+	}
+	__syncthreads();
+	for (int e = threadIdx.x; e < 64 * 64; e += blockDim.x) {
+		int c = e >> 6, j = e & 63, key = k0 + j;
+		if (key < sp) vd[(i64)c * sp + key] = vt[c * 66 + j];
+	}
+}
+
+// cp_async16 starts a copy of 16 bytes from global to shared memory that
+// does not wait for the data; with full false it writes 16 zero bytes and
+// reads nothing (src must still be a valid address).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool full) {
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_addr(dst)), "l"(src), "r"(full ? 16 : 0) : "memory");
+}
+
+// forge_attention_fa is forge_attention_tc for many query rows: grid
+// (ceil(n/64), batch), four warps of 16 query rows each that share every
+// 64-key tile of the half-precision copies forge_attention_kv_half wrote
+// (kh, sp as there). Tiles arrive by cp.async into two buffers, the next
+// while the block computes on the current one, and no partial results
+// need combining. The entry point asks for three blocks an SM (at most 170
+// registers a thread): at the 243 the compiler chose, two fitted, each
+// scheduler had two warps to pick from, and the kernel was bound by the
+// latency of each warp's chain of instructions (32 windows on an H100:
+// 961 → 837 µs a layer, without spills).
+template <bool BF>
+__device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned short* kh, int sp, unsigned short (*kt)[TQ_KEYS * TQ_KS], unsigned short (*vT)[TC_D * TQ_VS]) {
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int g = lane >> 2, q4 = lane & 3;
 	int row0 = blockIdx.x * TQ_ROWS + warp * 16;
 	i64 qo, ko, vo, oo;
 	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const unsigned short* kg = kh + (i64)blockIdx.y * sp * 64;
+	const unsigned short* vg = kh + ((i64)gridDim.y + blockIdx.y) * sp * 64;
+	// A tile is 64 rows of 128 bytes for each of K and Vᵀ: 512 words of 16
+	// bytes each, four per thread.
+	auto load = [&](int st, int k0) {
+#pragma unroll
+		for (int u = 0; u < 4; u++) {
+			int e = threadIdx.x + u * 128, r = e >> 3, ch = (e & 7) * 8;
+			int key = k0 + r, kk = k0 + ch;
+			cp_async16(&kt[st][r * TQ_KS + ch], kg + (i64)min(key, sp - 1) * 64 + ch, key < sp);
+			cp_async16(&vT[st][r * TQ_VS + ch], vg + (i64)r * sp + min(kk, sp - 8), kk < sp);
+		}
+		asm volatile("cp.async.commit_group;" ::: "memory");
+	};
 	unsigned qa[4][4];
-	tc_load_q(qa, a, qo, row0, g, q4, bf16);
+	tc_load_q<BF>(qa, a, qo, row0, g, q4);
 	float o[8][4];
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
 	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
-	const bool vec = a.kc == 1 && a.vc == 1 && ((a.kr | a.vr | ko | vo) & 3) == 0 && (((unsigned long long)a.k | (unsigned long long)a.v) & 15) == 0;
-	// Where rows of keys and values are 64 contiguous floats, each thread
-	// holds its share of the next tile in registers as four-float words,
-	// loaded while the block computes on the current one.
-	float4 kx[8], vx[8];
-	auto fetch = [&](int k0) {
-		int tk = min(TQ_KEYS, a.s - k0);
-#pragma unroll
-		for (int u = 0; u < 8; u++) {
-			int e = (threadIdx.x + u * 128) * 4, j = e / TC_D, c = e % TC_D;
-			kx[u] = j < tk ? *(const float4*)(a.k + ko + (i64)(k0 + j) * a.kr + c) : make_float4(0, 0, 0, 0);
-			vx[u] = j < tk ? *(const float4*)(a.v + vo + (i64)(k0 + j) * a.vr + c) : make_float4(0, 0, 0, 0);
-		}
-	};
-	if (vec) fetch(0);
-	for (int k0 = 0; k0 < a.s; k0 += TQ_KEYS) {
-		int tk = min(TQ_KEYS, a.s - k0);
-		if (vec) {
-			__syncthreads(); // the previous tile is no longer read
-#pragma unroll
-			for (int u = 0; u < 8; u++) {
-				int e = (threadIdx.x + u * 128) * 4, j = e / TC_D, c = e % TC_D;
-				float kv[4] = {kx[u].x, kx[u].y, kx[u].z, kx[u].w}, vv[4] = {vx[u].x, vx[u].y, vx[u].z, vx[u].w};
-#pragma unroll
-				for (int i = 0; i < 4; i++) {
-					kt[j * TQ_KS + c + i] = bf16 ? f32_to_bf16(kv[i]) : f32_to_f16(kv[i]);
-					vT[(c + i) * TQ_VS + j] = bf16 ? f32_to_bf16(vv[i]) : f32_to_f16(vv[i]);
-				}
-			}
+	int tiles = (a.s + TQ_KEYS - 1) / TQ_KEYS;
+	load(0, 0);
+	for (int t = 0; t < tiles; t++) {
+		int k0 = t * TQ_KEYS;
+		if (t + 1 < tiles) {
+			load((t + 1) & 1, k0 + TQ_KEYS);
+			asm volatile("cp.async.wait_group 1;" ::: "memory");
 		} else {
-			__syncthreads(); // the previous tile is no longer read
-			tc_convert_tile(kt, TQ_KS, vT, TQ_VS, a, ko, vo, k0, tk, TQ_KEYS, threadIdx.x, blockDim.x, bf16);
+			asm volatile("cp.async.wait_group 0;" ::: "memory");
 		}
 		__syncthreads();
-		if (vec && k0 + TQ_KEYS < a.s) fetch(k0 + TQ_KEYS);
-		tc_tile<8>(o, m, l, qa, kt, TQ_KS, vT, TQ_VS, a, mask, row0, k0, tk, g, q4, bf16);
+		tc_tile<8, BF>(o, m, l, qa, kt[t & 1], TQ_KS, vT[t & 1], TQ_VS, a, mask, row0, k0, min(TQ_KEYS, a.s - k0), g, q4);
+		__syncthreads(); // this buffer is loaded again two tiles on
 	}
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) {
 			int h = t >> 1, r = row0 + g + 8 * h, c = j * 8 + q4 * 2 + (t & 1);
 			if (r < a.n) a.o[oo + (i64)r * a.dv + c] = o[j][t] / l[h];
 		}
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3) forge_attention_fa(AttnArgs a, const unsigned short* kh, int sp, int bf16) {
+	__shared__ __align__(16) unsigned short kt[2][TQ_KEYS * TQ_KS];
+	__shared__ __align__(16) unsigned short vT[2][TC_D * TQ_VS];
+	if (bf16) attention_fa<true>(a, kh, sp, kt, vT);
+	else attention_fa<false>(a, kh, sp, kt, vT);
 }
 
 // forge_attention_tc is forge_attention for heads of d = dv = 64 with the
@@ -1317,8 +1417,8 @@ extern "C" __global__ void __launch_bounds__(128) forge_attention_tc64(AttnArgs 
 // transposed, so every mma operand is one 32-bit load), keeps its 16×32
 // scores and 16×64 output in registers with an online softmax per row, and
 // the four partial results are combined at the end.
-extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
-	__shared__ __align__(16) unsigned char smem[TC_WARPS * (TC_KEYS * TC_KS + TC_D * TC_VS) * 2];
+template <bool BF>
+__device__ __forceinline__ void attention_tc(const AttnArgs& a, unsigned char* smem) {
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int g = lane >> 2, q4 = lane & 3;
 	int row0 = blockIdx.x * 16;
@@ -1328,7 +1428,7 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	// Q fragments for the four k-steps over d (A operand, row-major).
 	unsigned qa[4][4];
-	tc_load_q(qa, a, qo, row0, g, q4, bf16);
+	tc_load_q<BF>(qa, a, qo, row0, g, q4);
 	float o[8][4];
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
@@ -1337,9 +1437,9 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 		int tk = min(TC_KEYS, a.s - k0);
 		__syncwarp();
 		// The warp's tile, converted as it loads.
-		tc_convert_tile(kt, TC_KS, vT, TC_VS, a, ko, vo, k0, tk, TC_KEYS, lane, 32, bf16);
+		tc_convert_tile<BF>(kt, TC_KS, vT, TC_VS, a, ko, vo, k0, tk, TC_KEYS, lane, 32);
 		__syncwarp();
-		tc_tile<4>(o, m, l, qa, kt, TC_KS, vT, TC_VS, a, mask, row0, k0, tk, g, q4, bf16);
+		tc_tile<4, BF>(o, m, l, qa, kt, TC_KS, vT, TC_VS, a, mask, row0, k0, tk, g, q4);
 	}
 	// Combine the four warps' partial rows: (max, sum, output) per row.
 	__syncthreads();
@@ -1373,4 +1473,10 @@ extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
 		}
 		a.o[oo + (i64)(row0 + r) * a.dv + c] = v / L;
 	}
+}
+
+extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
+	__shared__ __align__(16) unsigned char smem[TC_WARPS * (TC_KEYS * TC_KS + TC_D * TC_VS) * 2];
+	if (bf16) attention_tc<true>(a, smem);
+	else attention_tc<false>(a, smem);
 }

@@ -55,7 +55,7 @@ var fixedKernels = []string{
 	"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
 	"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
 	"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",
-	"forge_to_half", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_attention_tc", "forge_attention_tc64",
+	"forge_to_half", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_attention_tc", "forge_attention_kv_half", "forge_attention_fa",
 }
 
 // loadFixed compiles (or loads from the cache) the hand-written kernels.

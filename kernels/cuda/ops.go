@@ -219,10 +219,11 @@ const (
 	attRows    = 4
 	attTile    = 32
 	attRowsMax = 8
-	// attTC64Rows: from this many query rows, forge_attention_tc64 (64 rows
-	// a block sharing each key tile) has blocks enough to fill the GPU and
-	// reads keys and values a quarter as often as forge_attention_tc.
-	attTC64Rows = 256
+	// attFARows: from this many query rows, forge_attention_fa (64 rows a
+	// block sharing each key tile, from half-precision copies made once)
+	// has blocks enough to fill the GPU and reads keys and values a
+	// quarter as often as forge_attention_tc.
+	attFARows = 256
 	// attShared is the dynamic shared memory forge_attention may use: its
 	// tiles and queries for d = dv = 128.
 	attShared = 4 * (attTile*129 + attTile*129 + attWarps*attRows*128)
@@ -252,6 +253,11 @@ const (
 func decSplits(rows, keys int) int {
 	return max(1, min((keys+decWarps*32-1)/(decWarps*32), (264+rows-1)/rows, attMaxSplits))
 }
+
+// attPadKeys is the key count forge_attention_kv_half's copies hold,
+// rounded up to 8 so that every 8-key run of a transposed row is one
+// aligned 16-byte word for cp.async.
+func attPadKeys(s int) int { return (s + 7) &^ 7 }
 
 // attnArgs mirrors kernels.cu's AttnArgs.
 type attnArgs struct {
@@ -337,10 +343,16 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	if q.b.precision != kernels.F32 && a.d == 64 && a.dv == 64 {
 		// Half-precision products: both on tensor cores.
-		args := q.args.Reset().Bytes(structBytes(&a)).I32(b2i(q.b.precision == kernels.BF16))
-		if a.n >= attTC64Rows {
-			return q.b.drv.Launch(q.b.mods.fixed("forge_attention_tc64"), driver.Dim3{X: blocks(int64(a.n), 64), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
+		bf16 := b2i(q.b.precision == kernels.BF16)
+		if a.n >= attFARows {
+			sp := attPadKeys(int(a.s))
+			args := q.args.Reset().Bytes(structBytes(&a)).Ptr(q.scratch.ptr).I32(int32(sp)).I32(bf16)
+			if err := q.b.drv.Launch(q.b.mods.fixed("forge_attention_kv_half"), driver.Dim3{X: blocks(int64(sp), 64), Y: uint32(batch)}, driver.Dim3{X: 256}, 0, q.stream, args); err != nil {
+				return err
+			}
+			return q.b.drv.Launch(q.b.mods.fixed("forge_attention_fa"), driver.Dim3{X: blocks(int64(a.n), 64), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
 		}
+		args := q.args.Reset().Bytes(structBytes(&a)).I32(bf16)
 		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_tc"), driver.Dim3{X: blocks(int64(a.n), 16), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
 	}
 	args := q.args.Reset().Bytes(structBytes(&a))
@@ -607,6 +619,10 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 	if s.Op == kernels.OpAttention && len(s.In) >= 3 {
 		q, k, v := s.In[0], s.In[1], s.In[2]
 		r := len(q.Shape)
+		if b.precision != kernels.F32 && q.Shape[r-2] >= attFARows && q.Shape[r-1] == 64 && v.Shape[r-1] == 64 {
+			// forge_attention_fa's half-precision keys and values.
+			return q.Len() / (q.Shape[r-2] * 64) * attPadKeys(k.Shape[r-2]) * 64 * 2 * 2
+		}
 		if n := q.Shape[r-2]; n <= attRowsMax {
 			rows := q.Len() / max(q.Shape[r-1], 1)
 			splits := max(attSplits(rows, k.Shape[r-2]), decSplits(rows, k.Shape[r-2]))
