@@ -104,6 +104,10 @@ type compiler struct {
 	uses     []int // distinct consumers within order
 	isOutput []bool
 	interior []bool // fused into its single consumer's expression
+	// biased maps a bias add (order index) to the product whose rows it
+	// adds to (see biasAdds); that product is placed with the add.
+	biased   map[int]int
+	deferred map[int]bool // products placed with their bias add
 	locs     []loc
 	haveLoc  []bool
 
@@ -221,20 +225,37 @@ func (c *compiler) build() (*plan, error) {
 
 	// An elementwise node is fused into its consumer when that consumer is
 	// its only one, is elementwise too, and has the same shape (so nothing
-	// is recomputed per broadcast element).
+	// is recomputed per broadcast element). Reshapes between the two (a
+	// Linear's output going back to its input's rank) are seen through:
+	// the node's value would be dense, and reshaping a dense value keeps
+	// its elements' order, so the consumer's step can compute it element
+	// for element, its leaves read through the reshape (placeFused
+	// computes the node on its own after all where a leaf's view cannot
+	// be reshaped without a copy).
 	for i, id := range c.order {
 		n := &g.nodes[id]
 		if !isElementwise(n) || c.haveLoc[i] || c.isOutput[i] || c.uses[i] != 1 {
 			continue
 		}
-		for j := i + 1; j < N; j++ {
+		shape := n.shape
+		var through []int
+		for j := c.consumer(i); j >= 0; j = c.consumer(j) {
 			m := &g.nodes[c.order[j]]
-			if slices.Contains(m.in, id) {
-				c.interior[i] = isElementwise(m) && !c.haveLoc[j] && m.shape.Equal(n.shape)
-				break
+			if m.op == opReshape && !c.haveLoc[j] && !c.isOutput[j] && c.uses[j] == 1 {
+				through = append(through, j)
+				shape = m.shape
+				continue
 			}
+			if isElementwise(m) && !c.haveLoc[j] && m.shape.Equal(shape) {
+				c.interior[i] = true
+				for _, r := range through {
+					c.interior[r] = true
+				}
+			}
+			break
 		}
 	}
+	c.biasAdds()
 
 	// Outputs get slots of their own, inputs too, in order of appearance.
 	for _, o := range c.outs {
@@ -277,9 +298,14 @@ func (c *compiler) build() (*plan, error) {
 		case opReshape, opPermute, opSlice, opExpand:
 			c.placeView(i, n)
 		case opElem, opCast:
+			if mi, ok := c.biased[i]; ok && c.placeKernel(mi, &g.nodes[c.order[mi]], c.biasOf(i, mi), i) {
+				break
+			}
 			err = c.placeFused(i, n)
 		case opKernel:
-			c.placeKernel(i, n)
+			if !c.deferred[i] {
+				c.placeKernel(i, n, -1, i)
+			}
 		case opConcat:
 			c.placeConcat(i, n)
 		case opAssign:
@@ -331,6 +357,61 @@ func (c *compiler) build() (*plan, error) {
 }
 
 func isElementwise(n *node) bool { return n.op == opElem || n.op == opCast }
+
+// biasAdds finds the adds of a bias [N] to every row of a product [..., N]
+// that would be a step of their own (not fused into an elementwise
+// consumer) and are the product's only consumer: a Linear's bias, where
+// nothing elementwise follows (an attention's projections, whose slices
+// go to the attention kernel; a 2-D Linear's output). Every backend's
+// product can add the bias itself (OpMatMul's In[2]: cuBLASLt's
+// epilogue, the CPU's bfloat16 GEMM as it writes each tile), which saves
+// a step that reads and rewrites the whole product. A bias add that
+// fuses into a consumer is left there: it costs that step only the
+// bias's reads, and on the CPU's float32 path less than the product's
+// own pass over its output.
+func (c *compiler) biasAdds() {
+	c.biased, c.deferred = map[int]int{}, map[int]bool{}
+	for i, id := range c.order {
+		n := &c.g.nodes[id]
+		if n.op != opElem || n.eop != kernels.EAdd || n.dtype != F32 || c.interior[i] || c.haveLoc[i] {
+			continue
+		}
+		for k, x := range n.in {
+			mi := c.pos[x]
+			m := &c.g.nodes[x]
+			if m.op != opKernel || m.kop != kernels.OpMatMul || len(m.in) != 2 || c.uses[mi] != 1 || c.isOutput[mi] || c.haveLoc[mi] || !m.shape.Equal(n.shape) {
+				continue
+			}
+			b := &c.g.nodes[n.in[1-k]]
+			if b.dtype == F32 && b.shape.Equal(Shape{n.shape[len(n.shape)-1]}) && !c.interior[c.pos[n.in[1-k]]] {
+				c.biased[i], c.deferred[mi] = mi, true
+				break
+			}
+		}
+	}
+}
+
+// biasOf returns the order index of the bias that add ai adds to product
+// mi.
+func (c *compiler) biasOf(ai, mi int) int {
+	n := &c.g.nodes[c.order[ai]]
+	if n.in[0] == c.order[mi] {
+		return c.pos[n.in[1]]
+	}
+	return c.pos[n.in[0]]
+}
+
+// consumer returns the order index of the first node after i that reads
+// it (its only one where uses[i] is 1), or −1.
+func (c *compiler) consumer(i int) int {
+	id := c.order[i]
+	for j := i + 1; j < len(c.order); j++ {
+		if slices.Contains(c.g.nodes[c.order[j]].in, id) {
+			return j
+		}
+	}
+	return -1
+}
 
 func (c *compiler) setLoc(i int, l loc) {
 	c.locs[i] = l
@@ -526,19 +607,34 @@ func reshapeStrides(from Shape, strides []int, to Shape) ([]int, bool) {
 // placeFused compiles the cluster of elementwise nodes rooted at i into one
 // OpFused step.
 func (c *compiler) placeFused(i int, n *node) error {
-	b := exprBuilder{c: c, root: i, regOf: map[int]uint16{}, shape: n.shape}
-	res := b.emit(i)
-	b.wide = b.wide || n.dtype == I32 || n.dtype == I64
-	expr := &kernels.Expr{Code: b.code, NumRegs: b.nregs, Result: res, Wide: b.wide}
-	if err := expr.Validate(len(b.ins)); err != nil {
-		return fmt.Errorf("graph: internal: %w", err)
+	for {
+		b := exprBuilder{c: c, root: i, regOf: map[regKey]uint16{}, shape: n.shape, cut: -1}
+		res := b.emit(i, n.shape, -1)
+		if r := b.cut; r >= 0 {
+			// A leaf cannot be read through reshape r with strides (a
+			// transposed or broadcast value whose axes it merges): compute
+			// the reshape's input as a step of its own, read it through
+			// the reshape as a dense value, and build the rest again.
+			j := c.pos[c.g.nodes[c.order[r]].in[0]]
+			c.interior[r], c.interior[j] = false, false
+			if err := c.placeFused(j, &c.g.nodes[c.order[j]]); err != nil {
+				return err
+			}
+			c.placeView(r, &c.g.nodes[c.order[r]])
+			continue
+		}
+		b.wide = b.wide || n.dtype == I32 || n.dtype == I64
+		expr := &kernels.Expr{Code: b.code, NumRegs: b.nregs, Result: res, Wide: b.wide}
+		if err := expr.Validate(len(b.ins)); err != nil {
+			return fmt.Errorf("graph: internal: %w", err)
+		}
+		for _, j := range b.leaves {
+			c.touch(j)
+		}
+		c.setLoc(i, c.dest(i))
+		c.steps = append(c.steps, pstep{op: kernels.OpFused, in: b.ins, out: []operand{c.operand(i)}, expr: expr, name: opLabel(n)})
+		return nil
 	}
-	for _, j := range b.leaves {
-		c.touch(j)
-	}
-	c.setLoc(i, c.dest(i))
-	c.steps = append(c.steps, pstep{op: kernels.OpFused, in: b.ins, out: []operand{c.operand(i)}, expr: expr, name: opLabel(n)})
-	return nil
 }
 
 // exprBuilder turns a fused cluster into register code.
@@ -546,12 +642,21 @@ type exprBuilder struct {
 	c      *compiler
 	root   int
 	code   []kernels.Instr
-	regOf  map[int]uint16
+	regOf  map[regKey]uint16
 	ins    []operand
 	leaves []int
 	nregs  int
 	shape  Shape
 	wide   bool
+	cut    int // a reshape a leaf cannot be read through (−1: none)
+}
+
+// regKey names the register of a cluster node, or of a leaf read at one
+// shape (a leaf read both before and after a reshape is loaded through
+// two views).
+type regKey struct {
+	i     int
+	shape string
 }
 
 func (b *exprBuilder) reg() uint16 {
@@ -559,17 +664,27 @@ func (b *exprBuilder) reg() uint16 {
 	return uint16(b.nregs - 1)
 }
 
-func (b *exprBuilder) emit(i int) uint16 {
-	if r, ok := b.regOf[i]; ok {
-		return r
-	}
+// emit returns the register of node i, read by a node of shape at; via is
+// the reshape nearest to i on its way to the root (−1: none).
+func (b *exprBuilder) emit(i int, at Shape, via int) uint16 {
 	c := b.c
 	n := &c.g.nodes[c.order[i]]
+	inner := i == b.root || c.interior[i]
+	key := regKey{i: i}
+	if !inner {
+		key.shape = fmt.Sprint(at)
+	}
+	if r, ok := b.regOf[key]; ok {
+		return r
+	}
 	var r uint16
-	if i == b.root || c.interior[i] {
+	switch {
+	case inner && n.op == opReshape:
+		r = b.emit(c.pos[n.in[0]], n.shape, i)
+	case inner:
 		src := make([]uint16, len(n.in))
 		for k, x := range n.in {
-			src[k] = b.emit(c.pos[x])
+			src[k] = b.emit(c.pos[x], n.shape, via)
 			// Integer values need float64 registers unless they are only
 			// cast to a float type: then the cast rounds them to that type
 			// at load, as a separate Cast would, and the arithmetic after
@@ -580,14 +695,16 @@ func (b *exprBuilder) emit(i int) uint16 {
 			}
 		}
 		r = b.op(n, src)
-	} else {
-		r = b.leaf(i, n)
+	default:
+		r = b.leaf(i, n, at, via)
 	}
-	b.regOf[i] = r
+	b.regOf[key] = r
 	return r
 }
 
-func (b *exprBuilder) leaf(i int, n *node) uint16 {
+// leaf loads node i, read at shape at: broadcast to it, then, below a
+// reshape, viewed in the root's shape.
+func (b *exprBuilder) leaf(i int, n *node, at Shape, via int) uint16 {
 	r := b.reg()
 	// Scalar float constants become immediates.
 	if n.op == opConst && n.shape.Len() == 1 && n.dtype == F32 {
@@ -595,7 +712,17 @@ func (b *exprBuilder) leaf(i int, n *node) uint16 {
 		return r
 	}
 	o := b.c.operand(i)
-	o.v.Strides = broadcastStrides(n.shape, o.v.Strides, b.shape)
+	o.v.Strides = broadcastStrides(n.shape, o.v.Strides, at)
+	if !at.Equal(b.shape) {
+		st, ok := reshapeStrides(at, o.v.Strides, b.shape)
+		if !ok {
+			if b.cut < 0 {
+				b.cut = via
+			}
+			return r
+		}
+		o.v.Strides = st
+	}
 	o.v.Shape = b.shape
 	b.ins = append(b.ins, o)
 	b.leaves = append(b.leaves, i)
@@ -669,7 +796,12 @@ func (c *compiler) gemmOperand(i int) operand {
 	return c.dense(i)
 }
 
-func (c *compiler) placeKernel(i int, n *node) {
+// placeKernel places kernel node i. With bias ≥ 0 (a product's, found by
+// biasAdds) the product adds that node to its rows and its output is the
+// value of node at (the add), if the backend runs such a product; it
+// reports whether it did (else the product is placed alone and the add
+// is left to its own step).
+func (c *compiler) placeKernel(i int, n *node, bias, at int) bool {
 	ins := make([]operand, len(n.in))
 	for k, x := range n.in {
 		j := c.pos[x]
@@ -712,11 +844,25 @@ func (c *compiler) placeKernel(i int, n *node) {
 			v.Shape = bshape
 		}
 	}
+	withBias := false
+	if bias >= 0 {
+		b := c.operand(bias)
+		out := operand{kind: inArena, idx: -1, v: kernels.View{DType: n.dtype, Shape: n.shape, Strides: contiguousStrides(n.shape)}}
+		if b.v.Contiguous() && c.supported(n.kop, append(slices.Clone(ins), b), []operand{out}, n.attr, nil) {
+			c.touch(bias)
+			ins = append(ins, b)
+			withBias = true
+		}
+	}
 	var outs []operand
-	if n.nout <= 1 {
+	switch {
+	case withBias:
+		c.setLoc(at, c.dest(at))
+		outs = []operand{c.operand(at)}
+	case n.nout <= 1:
 		c.setLoc(i, c.dest(i))
 		outs = []operand{c.operand(i)}
-	} else {
+	default:
 		shapes, dts := n.outSpecs()
 		tuples := make([]int, len(shapes))
 		for k := range tuples {
@@ -740,9 +886,14 @@ func (c *compiler) placeKernel(i int, n *node) {
 		c.setLoc(i, loc{kind: inArena, idx: -1})
 	}
 	if c.lower(n.kop, ins, outs, n.attr) {
-		return
+		return withBias
 	}
-	c.steps = append(c.steps, pstep{op: n.kop, in: ins, out: outs, attr: n.attr, name: n.kop.String()})
+	name := n.kop.String()
+	if withBias {
+		name += "+bias"
+	}
+	c.steps = append(c.steps, pstep{op: n.kop, in: ins, out: outs, attr: n.attr, name: name})
+	return withBias
 }
 
 // placeConcat copies each input into its window of the output.

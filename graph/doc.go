@@ -14,7 +14,9 @@
 // Compiling (Engine.Compile) keeps only the ancestors of the requested
 // outputs, folds subgraphs that depend on weights alone (cached per engine,
 // so a weight transposed or dequantized in the graph is computed once),
-// fuses chains of elementwise ops into one kernels.Expr, turns reshapes,
+// fuses chains of elementwise ops into one kernels.Expr (through the
+// reshapes between them), has a product add a bias that no such chain
+// takes (a Linear's, before an attention), turns reshapes,
 // transposes, slices and broadcasts into strided views where kernels accept
 // them, and plans intermediate buffers into one arena by liveness. Programs
 // are cached by the graph's structure and input shapes, so rebuilding the
