@@ -68,6 +68,12 @@ func TestLinearBiasAndReshapeFusion(t *testing.T) {
 				y := unfused(p.x, p.w1, p.b1)
 				return y.Softmax(-1), []graph.Tensor{y}
 			}},
+		{"batched product, bias add", 1, // was 2: the product of [B, T, D] by a shared weight adds the bias to every row of every batch member
+			func(p parts) (graph.Tensor, []graph.Tensor) { return p.x.MatMul(p.w1.T()).Add(p.b1), nil },
+			func(p parts) (graph.Tensor, []graph.Tensor) {
+				y := p.x.MatMul(p.w1.T())
+				return y.Add(p.b1), []graph.Tensor{y}
+			}},
 		{"product read twice", 4, // product, bias add, softmax, relu + add: the bias stays an add of its own
 			func(p parts) (graph.Tensor, []graph.Tensor) {
 				y := p.x.Reshape(-1, D).MatMul(p.w1.T())
