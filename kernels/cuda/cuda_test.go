@@ -2,6 +2,8 @@ package cuda_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
@@ -108,7 +110,19 @@ func abs(x float64) float64 {
 // stride, bias, and columns in chunks), transposed convolutions as a
 // product and a gather, and the step-by-step LSTM, against the CPU.
 func TestLargeProducts(t *testing.T) {
-	b := open(t, kernels.F32)
+	// f32 within 1e-5; with f16 products within half precision's rounding
+	// (the columns of the stride-2 convolution, 2,500 halves a row, are
+	// padded to a 16-byte row for cuBLASLt).
+	for _, tc := range []struct {
+		prec kernels.DType
+		tol  float64
+	}{{kernels.F32, 1e-5}, {kernels.F16, 3e-3}} {
+		t.Run(tc.prec.String(), func(t *testing.T) { testLargeProducts(t, tc.prec, tc.tol) })
+	}
+}
+
+func testLargeProducts(t *testing.T, prec kernels.DType, tol float64) {
+	b := open(t, prec)
 	build := func(g *graph.Graph) []graph.Tensor {
 		x := g.ParamF32("x", graph.Shape{2, 256, 5000}, ramp(2*256*5000, 0.001))
 		w7 := g.ParamF32("w7", graph.Shape{64, 256, 7}, ramp(64*256*7, 0.002))
@@ -134,7 +148,7 @@ func TestLargeProducts(t *testing.T) {
 	for i := range want {
 		rel := signalcmp.RelL2(got[i].F32(), want[i].F32())
 		t.Logf("output %d %v: relative L2 %.2g", i, want[i].Shape, rel)
-		if !(rel <= 1e-5) {
+		if !(rel <= tol) {
 			t.Errorf("output %d differs from the CPU (relative L2 %g)", i, rel)
 		}
 	}
@@ -220,4 +234,51 @@ func onCPUAndGPU(t *testing.T, b kernels.Backend, build func(*graph.Graph) []gra
 		t.Fatal(err)
 	}
 	return cpuOut, gpuOut
+}
+
+// TestTransposeCopy: copies of matrices read down their columns take
+// forge_transpose (tiles of 32, so sizes that are not multiples of 32 test
+// its edges), a permutation that does not reduce to one matrix the
+// generated kernel; both must equal the CPU's copy exactly.
+func TestTransposeCopy(t *testing.T) {
+	b := open(t, kernels.F32)
+	build := func(g *graph.Graph) []graph.Tensor {
+		a := g.ParamF32("a", graph.Shape{37, 100}, ramp(3700, 0.01))
+		c := g.ParamF32("c", graph.Shape{3, 1500, 64}, ramp(3*1500*64, 0.001))
+		return []graph.Tensor{
+			a.T().Reshape(3700),                    // [100, 37] from columns of 100
+			a.Slice(1, 3, 90).T().Reshape(87 * 37), // a window of the columns
+			c.Permute(0, 2, 1).Reshape(3, 64*1500), // three matrices: generated
+		}
+	}
+	want, got := onCPUAndGPU(t, b, build)
+	for i := range want {
+		if w, g := want[i].F32(), got[i].F32(); !slices.Equal(w, g) {
+			t.Errorf("output %d %v differs from the CPU's copy", i, want[i].Shape)
+		}
+	}
+}
+
+// TestLayerNormRows: layer norms over many rows of 128·k values take the
+// warp-per-row kernel (384: Whisper tiny; 1,024: the most it takes; 128),
+// others the block-per-row one (1,000, 33), with and without weight and
+// bias; they must match the CPU's.
+func TestLayerNormRows(t *testing.T) {
+	b := open(t, kernels.F32)
+	build := func(g *graph.Graph) []graph.Tensor {
+		var outs []graph.Tensor
+		for _, n := range []int{384, 1024, 128, 1000, 33} {
+			x := g.ParamF32(fmt.Sprint("x", n), graph.Shape{2, 150, n}, ramp(300*n, 0.07))
+			w := g.ParamF32(fmt.Sprint("w", n), graph.Shape{n}, ramp(n, 0.01))
+			bias := g.ParamF32(fmt.Sprint("b", n), graph.Shape{n}, ramp(n, 0.02))
+			outs = append(outs, x.LayerNorm(w, bias, 1e-5), x.LayerNorm(graph.Tensor{}, graph.Tensor{}, 1e-5))
+		}
+		return outs
+	}
+	want, got := onCPUAndGPU(t, b, build)
+	for i := range want {
+		if rel := signalcmp.RelL2(got[i].F32(), want[i].F32()); !(rel <= 1e-6) {
+			t.Errorf("output %d %v differs from the CPU (relative L2 %g)", i, want[i].Shape, rel)
+		}
+	}
 }

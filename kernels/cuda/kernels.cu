@@ -53,6 +53,66 @@ extern "C" __global__ void forge_layer_norm(const float* x, const float* w, cons
 	row_norm_rows(x + r * n, w, b, y + r * n, 1, n, eps, sd);
 }
 
+// forge_layer_norm_warp is forge_layer_norm for many rows of 128·k ≤ 1,024
+// values (an encoder's: 1,500 rows of 384 a window), each row 16-byte
+// aligned: a warp per row, eight a block, the row held in registers as
+// four-float words, so it is read once and no sum waits on a block
+// barrier. forge_layer_norm's block per row left most of its 256 threads
+// idle on such rows and read each three times. The sums are in double as
+// there; only their order differs.
+template <int K>
+__device__ __forceinline__ void layer_norm_warp(const float* xr, const float* w, const float* b, float* yr, int n, float eps, int lane) {
+	float4 v[K];
+	double s = 0;
+#pragma unroll
+	for (int i = 0; i < K; i++) {
+		v[i] = ((const float4*)xr)[lane + 32 * i];
+		s += (double)v[i].x + (double)v[i].y + ((double)v[i].z + (double)v[i].w);
+	}
+	double mean = warp_sum_d(s) / n;
+	double ss = 0;
+#pragma unroll
+	for (int i = 0; i < K; i++) {
+		double a = v[i].x - mean, c = v[i].y - mean, d = v[i].z - mean, e = v[i].w - mean;
+		ss += a * a + c * c + (d * d + e * e);
+	}
+	double var = warp_sum_d(ss) / n;
+	float inv = (float)(1.0 / sqrt(var + (double)eps));
+	float mf = (float)mean;
+#pragma unroll
+	for (int i = 0; i < K; i++) {
+		int j = lane + 32 * i;
+		float4 o = make_float4((v[i].x - mf) * inv, (v[i].y - mf) * inv, (v[i].z - mf) * inv, (v[i].w - mf) * inv);
+		if (w) {
+			float4 g = ((const float4*)w)[j];
+			o = make_float4(o.x * g.x, o.y * g.y, o.z * g.z, o.w * g.w);
+		}
+		if (b) {
+			float4 h = ((const float4*)b)[j];
+			o = make_float4(o.x + h.x, o.y + h.y, o.z + h.z, o.w + h.w);
+		}
+		((float4*)yr)[j] = o;
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(256) forge_layer_norm_warp(const float* x, const float* w, const float* b, float* y, i64 rows, int n, float eps) {
+	int lane = threadIdx.x & 31;
+	i64 r = (i64)blockIdx.x * 8 + (threadIdx.x >> 5);
+	if (r >= rows) return; // the whole warp: its shuffles see no absent lane
+	const float* xr = x + r * n;
+	float* yr = y + r * n;
+	switch (n >> 7) {
+	case 1: layer_norm_warp<1>(xr, w, b, yr, n, eps, lane); break;
+	case 2: layer_norm_warp<2>(xr, w, b, yr, n, eps, lane); break;
+	case 3: layer_norm_warp<3>(xr, w, b, yr, n, eps, lane); break;
+	case 4: layer_norm_warp<4>(xr, w, b, yr, n, eps, lane); break;
+	case 5: layer_norm_warp<5>(xr, w, b, yr, n, eps, lane); break;
+	case 6: layer_norm_warp<6>(xr, w, b, yr, n, eps, lane); break;
+	case 7: layer_norm_warp<7>(xr, w, b, yr, n, eps, lane); break;
+	default: layer_norm_warp<8>(xr, w, b, yr, n, eps, lane); break;
+	}
+}
+
 // forge_group_norm: x [N, C, L] (L the product of the trailing axes); one
 // block per (n, group); weight and bias per channel (or null).
 extern "C" __global__ void forge_group_norm(const float* x, const float* w, const float* b, float* y, int N, int C, i64 L, int G, float eps) {
@@ -884,38 +944,93 @@ __device__ __forceinline__ unsigned short f32_to_bf16(float f) {
 // strided float32 view (batch strides bs, row stride rs, column stride cs):
 // the operand form cuBLASLt reads. bf16 selects bfloat16 over float16.
 extern "C" __global__ void forge_to_half(const float* x, unsigned short* y, i64 batch, i64 rows, i64 cols, i64 bs, i64 rs, i64 cs, int bf16) {
-	i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x;
 	i64 total = batch * rows * cols;
-	for (; e < total; e += (i64)gridDim.x * blockDim.x) {
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x, step = blockDim.x * gridDim.x;
+	if (cs == 1 && rs == cols && (batch == 1 || bs == rows * cols) && total <= 0x7fffffff) {
+		// Dense (every activation a product reads): four values a load where
+		// aligned. Coordinates from 64-bit division per element made the
+		// general loop below latency-bound (~5 µs for 1500 × 384 on an H100).
+		unsigned n = (unsigned)total;
+		if ((n & 3) == 0 && (((unsigned long long)x & 15) | ((unsigned long long)y & 7)) == 0) {
+			for (unsigned q = i; q < n / 4; q += step) {
+				float4 v = ((const float4*)x)[q];
+				unsigned lo = bf16 ? f32_to_bf16(v.x) | (unsigned)f32_to_bf16(v.y) << 16 : f32_to_f16(v.x) | (unsigned)f32_to_f16(v.y) << 16;
+				unsigned hi = bf16 ? f32_to_bf16(v.z) | (unsigned)f32_to_bf16(v.w) << 16 : f32_to_f16(v.z) | (unsigned)f32_to_f16(v.w) << 16;
+				((uint2*)y)[q] = make_uint2(lo, hi);
+			}
+			return;
+		}
+		for (unsigned e = i; e < n; e += step) y[e] = bf16 ? f32_to_bf16(x[e]) : f32_to_f16(x[e]);
+		return;
+	}
+	for (i64 e = i; e < total; e += step) {
 		i64 c = e % cols, r = (e / cols) % rows, b = e / (cols * rows);
 		float v = x[b * bs + r * rs + c * cs];
 		y[e] = bf16 ? f32_to_bf16(v) : f32_to_f16(v);
 	}
 }
 
-// forge_im2col writes columns t0 … t0+lc−1 of one batch element n of a
-// convolution input x [N, Cin, L]: col [Cin·K, lc] with col[c·K + k, j] =
+// forge_im2col writes columns t0 … t0+lc−1 of batch element n0 + blockIdx.y
+// of a convolution input x [N, Cin, L] into matrix blockIdx.y of col, each
+// [Cin·K, lc] with rows ld ≥ lc apart
+// (cuBLASLt's fast kernels want 16-byte-aligned rows), with col[c·K + k, j] =
 // x[n, c, (t0+j)·stride − padL + k·dil] (0 outside), as float32 or (half ≠
 // 0) as float16/bfloat16 (half = 1 / 2), so the convolution over those
 // output positions is one GEMM with the weight [Cout, Cin·K].
-extern "C" __global__ void forge_im2col(const float* x, void* col, int n, int Cin, int L, int K, int t0, int lc, int stride, int padL, int dil, int half) {
-	i64 total = (i64)Cin * K * lc;
-	for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {
-		int j = e % lc;
-		i64 ck = e / lc;
+extern "C" __global__ void forge_im2col(const float* x, void* col, int n0, int Cin, int L, int K, int t0, int lc, int ld, int stride, int padL, int dil, int half) {
+	// Cin·K·lc is under 2^31 (the Go side's maxCols): 32-bit index
+	// arithmetic, where 64-bit division per element made this kernel
+	// latency-bound.
+	unsigned total = (unsigned)Cin * K * lc;
+	const float* xn = x + ((i64)n0 + blockIdx.y) * Cin * L;
+	col = (char*)col + (i64)blockIdx.y * Cin * K * ld * (half ? 2 : 4);
+	for (unsigned e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += blockDim.x * gridDim.x) {
+		unsigned j = e % lc, ck = e / lc;
 		int k = ck % K, c = ck / K;
-		int p = (t0 + j) * stride - padL + k * dil;
-		float v = (p >= 0 && p < L) ? x[((i64)n * Cin + c) * L + p] : 0.f;
-		if (half == 0) ((float*)col)[e] = v;
-		else ((unsigned short*)col)[e] = half == 2 ? f32_to_bf16(v) : f32_to_f16(v);
+		int p = (t0 + (int)j) * stride - padL + k * dil;
+		float v = (p >= 0 && p < L) ? xn[(i64)c * L + p] : 0.f;
+		i64 o = (i64)ck * ld + j;
+		if (half == 0) ((float*)col)[o] = v;
+		else ((unsigned short*)col)[o] = half == 2 ? f32_to_bf16(v) : f32_to_f16(v);
 	}
 }
 
-// forge_fill_rows sets y [rows, cols] to bias[row] in every column: the
-// starting value of a convolution's product (which then adds with β = 1).
-extern "C" __global__ void forge_fill_rows(float* y, const float* bias, int rows, i64 cols) {
+// forge_transpose copies y[r, c] = x[r + c·ldx] for r < rows, c < cols
+// (y's rows ldy apart): a matrix stored column by column, written row by
+// row. Grid (ceil(cols/32), ceil(rows/32)), blocks of 32 × 8: each block
+// moves a 32 × 32 tile through shared memory so that both its reads and
+// its writes run along memory.
+extern "C" __global__ void forge_transpose(const float* x, float* y, int rows, int cols, i64 ldx, i64 ldy) {
+	__shared__ float tile[32][33]; // 33: a column of the tile spans all banks
+	int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
+	for (int i = threadIdx.y; i < 32; i += 8) {
+		int r = r0 + threadIdx.x, c = c0 + i;
+		if (r < rows && c < cols) tile[i][threadIdx.x] = x[r + c * ldx];
+	}
+	__syncthreads();
+	for (int i = threadIdx.y; i < 32; i += 8) {
+		int r = r0 + i, c = c0 + threadIdx.x;
+		if (r < rows && c < cols) y[r * ldy + c] = tile[threadIdx.x][i];
+	}
+}
+
+// forge_fill_rows sets y [rows, cols] to bias[row % period] in every
+// column: the starting value of a convolution's product (which then adds
+// with β = 1), for several batch elements at once (period = channels).
+// Four values a store where rows are whole 16-byte words (cols a multiple
+// of 4); 32-bit index arithmetic below 2^31 values.
+extern "C" __global__ void forge_fill_rows(float* y, const float* bias, int rows, int period, i64 cols) {
 	i64 total = (i64)rows * cols;
-	for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) y[e] = bias[e / cols];
+	i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x, step = (i64)gridDim.x * blockDim.x;
+	if ((cols & 3) == 0 && total < (1LL << 31) && ((unsigned long long)y & 15) == 0) {
+		unsigned q4 = (unsigned)(cols >> 2), n4 = (unsigned)(total >> 2);
+		for (unsigned e = (unsigned)i; e < n4; e += (unsigned)step) {
+			float b = bias[(e / q4) % period];
+			((float4*)y)[e] = make_float4(b, b, b, b);
+		}
+		return;
+	}
+	for (i64 e = i; e < total; e += step) y[e] = bias[(e / cols) % period];
 }
 
 // LSTMStepArgs: one time step of an LSTM whose input projections are
@@ -1319,15 +1434,21 @@ extern "C" __global__ void __launch_bounds__(256) forge_attention_kv_half(AttnAr
 	int k0 = blockIdx.x * 64;
 	unsigned short* kd = kh + (i64)blockIdx.y * sp * 64;
 	unsigned short* vd = kh + ((i64)gridDim.y + blockIdx.y) * sp * 64;
-	for (int e = threadIdx.x; e < 64 * 64; e += blockDim.x) {
-		int j = e >> 6, c = e & 63, key = k0 + j;
-		float x = 0.f, y = 0.f;
-		if (key < a.s) {
-			x = a.k[ko + (i64)key * a.kr + (i64)c * a.kc];
-			y = a.v[vo + (i64)key * a.vr + (i64)c * a.vc];
-		}
-		if (key < sp) kd[(i64)key * 64 + c] = bf16 ? f32_to_bf16(x) : f32_to_f16(x);
-		vt[c * 66 + j] = bf16 ? f32_to_bf16(y) : f32_to_f16(y);
+	// Every load of the tile is issued before the first store (a loop that
+	// stored as it loaded waited on each load in turn: 14 µs for a layer's
+	// 6 heads × 1,500 keys).
+	float x[16], y[16];
+#pragma unroll
+	for (int u = 0; u < 16; u++) {
+		int e = threadIdx.x + u * 256, j = e >> 6, c = e & 63, key = k0 + j;
+		x[u] = key < a.s ? a.k[ko + (i64)key * a.kr + (i64)c * a.kc] : 0.f;
+		y[u] = key < a.s ? a.v[vo + (i64)key * a.vr + (i64)c * a.vc] : 0.f;
+	}
+#pragma unroll
+	for (int u = 0; u < 16; u++) {
+		int e = threadIdx.x + u * 256, j = e >> 6, c = e & 63, key = k0 + j;
+		if (key < sp) kd[(i64)key * 64 + c] = bf16 ? f32_to_bf16(x[u]) : f32_to_f16(x[u]);
+		vt[c * 66 + j] = bf16 ? f32_to_bf16(y[u]) : f32_to_f16(y[u]);
 	}
 	__syncthreads();
 	for (int e = threadIdx.x; e < 64 * 64; e += blockDim.x) {

@@ -51,11 +51,11 @@ func newModules(b *Backend, dir string) *modules {
 
 // fixedKernels lists the entry points of kernels.cu.
 var fixedKernels = []string{
-	"forge_softmax", "forge_layer_norm", "forge_group_norm", "forge_attention", "forge_attention_rows", "forge_attention_decode", "forge_attention_combine",
+	"forge_softmax", "forge_layer_norm", "forge_layer_norm_warp", "forge_group_norm", "forge_attention", "forge_attention_rows", "forge_attention_decode", "forge_attention_combine",
 	"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
 	"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
 	"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",
-	"forge_to_half", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_attention_tc", "forge_attention_kv_half", "forge_attention_fa",
+	"forge_to_half", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_attention_tc", "forge_attention_kv_half", "forge_attention_fa", "forge_transpose",
 }
 
 // loadFixed compiles (or loads from the cache) the hand-written kernels.

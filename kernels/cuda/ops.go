@@ -82,7 +82,11 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		if rows == 0 || n == 0 {
 			return nil
 		}
-		return q.run("forge_layer_norm", uint32(rows), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I64(rows).I32(int32(n)).F32(a.Eps))
+		args := q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I64(rows).I32(int32(n)).F32(a.Eps)
+		if n%128 == 0 && n <= 1024 && rows >= normWarpRows && aligned16(ptr(bufs, x), ptr(bufs, s.Out[0]), optPtr(s, bufs, 1), optPtr(s, bufs, 2)) {
+			return q.run("forge_layer_norm_warp", blocks(rows, 8), 256, 0, args)
+		}
+		return q.run("forge_layer_norm", uint32(rows), 256, 0, args)
 	case kernels.OpGroupNorm:
 		a := s.Attr.(kernels.NormAttr)
 		x := s.In[0]
@@ -184,8 +188,46 @@ func (q *queue) run(name string, grid, block, shared uint32, args *driver.Args) 
 	return q.b.drv.Launch(f, driver.Dim3{X: grid}, driver.Dim3{X: block}, shared, q.stream, args)
 }
 
+// transpose runs an OpFused step that copies a float32 matrix read down
+// its columns (a transposed view: Whisper's cross-attention keys and
+// values, stored [d, positions] from a [positions, d] product) as
+// forge_transpose, through shared memory, and reports whether it did. The
+// generated kernel reads such a view 4 bytes per 32-byte sector: 9–10 µs
+// for one window's [384, 1500] on an H100, eight of them a window.
+func (q *queue) transpose(s *kernels.Step, bufs []kernels.Buffer) (bool, error) {
+	t, ok := transposeOf(s)
+	if !ok {
+		return false, nil
+	}
+	args := q.args.Reset().Ptr(ptr(bufs, s.In[0])).Ptr(ptr(bufs, s.Out[0])).I32(int32(t.rows)).I32(int32(t.cols)).I64(int64(t.ldx)).I64(int64(t.ldy))
+	return true, q.b.drv.Launch(q.b.mods.fixed("forge_transpose"), driver.Dim3{X: blocks(int64(t.cols), 32), Y: blocks(int64(t.rows), 32)}, driver.Dim3{X: 32, Y: 8}, 0, q.stream, args)
+}
+
+// transposed is a copy y[r, c] = x[r + c·ldx] (y's rows ldy apart).
+type transposed struct{ rows, cols, ldx, ldy int }
+
+// transposeOf reports whether s copies a float32 matrix read down its
+// columns, and its shape (see queue.transpose).
+func transposeOf(s *kernels.Step) (transposed, bool) {
+	if s.Op != kernels.OpFused || s.Expr == nil || len(s.Expr.Code) != 1 || s.Expr.Code[0].Op != kernels.ELoad || len(s.In) != 1 || len(s.Out) != 1 {
+		return transposed{}, false
+	}
+	if s.In[0].DType != kernels.F32 || s.Out[0].DType != kernels.F32 {
+		return transposed{}, false
+	}
+	v := kernels.Coalesce([]kernels.View{s.Out[0], s.In[0]})
+	o, x := v[0], v[1]
+	if len(o.Shape) != 2 || o.Strides[1] != 1 || x.Strides[0] != 1 || x.Strides[1] < o.Shape[0] || blocks(int64(o.Shape[0]), 32) > 65535 {
+		return transposed{}, false
+	}
+	return transposed{rows: o.Shape[0], cols: o.Shape[1], ldx: x.Strides[1], ldy: o.Strides[0]}, true
+}
+
 // fused launches the generated kernel of an OpFused step.
 func (q *queue) fused(s *kernels.Step, bufs []kernels.Buffer) error {
+	if ok, err := q.transpose(s, bufs); ok || err != nil {
+		return err
+	}
 	f, err := codegen.LowerFused(s)
 	if err != nil {
 		return err
@@ -258,6 +300,22 @@ func decSplits(rows, keys int) int {
 // rounded up to 8 so that every 8-key run of a transposed row is one
 // aligned 16-byte word for cp.async.
 func attPadKeys(s int) int { return (s + 7) &^ 7 }
+
+// aligned16 reports whether every pointer is a multiple of 16 bytes (or 0).
+func aligned16(ps ...driver.DevicePtr) bool {
+	for _, p := range ps {
+		if p%16 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// normWarpRows: from this many rows, a layer norm of rows of 128·k ≤ 1,024
+// values takes forge_layer_norm_warp (a warp per row). Fewer rows (decoder
+// steps) keep forge_layer_norm, whose sums a product's fused norm
+// prologue (fuse.go) repeats exactly.
+const normWarpRows = 64
 
 // attnArgs mirrors kernels.cu's AttnArgs.
 type attnArgs struct {
@@ -656,9 +714,29 @@ func convGEMM(s *kernels.Step, b *Backend) (int, bool) {
 	if cout*cin*k*lout < 1<<22 || cin*k == 0 || cin*k*es > maxCols {
 		return 0, false
 	}
-	lc := min(lout, maxCols/(cin*k*es))
-	return roundUp(cin*k*lc*es) + roundUp(cout*cin*k*es), true
+	lc, nb := convChunks(x.Shape[0], cin*k, lout, es)
+	return roundUp(nb*cin*k*colsLD(lc, es)*es) + roundUp(cout*cin*k*es), true
 }
+
+// convChunks splits a convolution's columns (rows of ck values, lout
+// output positions, es bytes each, for n batch elements) into what one
+// im2col and one product take within maxCols: lc output positions of one
+// element when an element's columns do not fit, else nb whole elements, of
+// which the product is one strided batch (Whisper's encoder over 32
+// windows: one launch each instead of 32).
+func convChunks(n, ck, lout, es int) (lc, nb int) {
+	lc = min(lout, maxCols/(ck*es))
+	if lc < lout {
+		return lc, 1
+	}
+	return lc, max(1, min(n, maxCols/(ck*colsLD(lout, es)*es)))
+}
+
+// colsLD is the row length of a convolution's column matrix of lc
+// columns: rounded up to 16 bytes, which cuBLASLt's fast kernels want of
+// every operand's rows (Whisper's 1,500 f16 columns took a cutlass
+// kernel with 2-element alignment).
+func colsLD(lc, es int) int { return (lc*es + 15) / 16 * 16 / es }
 
 // convGEMM runs a convolution as im2col and products: for each batch
 // element and each chunk of output positions, y[n][:, chunk] = W [Cout,
@@ -679,7 +757,7 @@ func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
 			half, gm.In = 2, cublaslt.BF16
 		}
 	}
-	lc := min(lout, maxCols/(cin*k*es))
+	lc, nb := convChunks(N, cin*k, lout, es)
 	if half != 0 {
 		wv := w
 		wv.Shape, wv.Strides = []int{cout, cin * k}, []int{cin * k, 1}
@@ -687,7 +765,7 @@ func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
 		if bufs[w.Slot].(*buffer).wrapped {
 			gm.A, err = q.constHalf(wv, bufs, 1, 0)
 		} else {
-			gm.A = cols + driver.DevicePtr(roundUp(cin*k*lc*es))
+			gm.A = cols + driver.DevicePtr(roundUp(nb*cin*k*colsLD(lc, es)*es))
 			err = q.toHalf(wv, bufs, 1, 0, gm.A, q.stream)
 		}
 		if err != nil {
@@ -696,23 +774,31 @@ func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	gm.B = cols
 	grid := uint32(q.b.info.SMs * 8)
-	for n := range N {
-		yn := ptr(bufs, y) + driver.DevicePtr(n*cout*lout*4)
+	for n0 := 0; n0 < N; n0 += nb {
+		count := min(nb, N-n0)
+		yn := ptr(bufs, y) + driver.DevicePtr(n0*cout*lout*4)
 		if len(s.In) > 2 {
-			if err := q.run("forge_fill_rows", grid, 256, 0, q.args.Reset().Ptr(yn).Ptr(ptr(bufs, s.In[2])).I32(int32(cout)).I64(int64(lout))); err != nil {
+			rows := count * cout
+			args := q.args.Reset().Ptr(yn).Ptr(ptr(bufs, s.In[2])).I32(int32(rows)).I32(int32(cout)).I64(int64(lout))
+			if err := q.run("forge_fill_rows", grid, 256, 0, args); err != nil {
 				return err
 			}
 			gm.Beta = 1
 		}
 		for t0 := 0; t0 < lout; t0 += lc {
 			width := min(lc, lout-t0)
-			if err := q.run("forge_im2col", grid, 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(cols).I32(int32(n)).I32(int32(cin)).I32(int32(L)).I32(int32(k)).
-				I32(int32(t0)).I32(int32(width)).I32(int32(max(at.Stride, 1))).I32(int32(at.PadLeft)).I32(int32(max(at.Dilation, 1))).I32(half)); err != nil {
+			ld := colsLD(width, es)
+			args := q.args.Reset().Ptr(ptr(bufs, x)).Ptr(cols).I32(int32(n0)).I32(int32(cin)).I32(int32(L)).I32(int32(k)).
+				I32(int32(t0)).I32(int32(width)).I32(int32(ld)).I32(int32(max(at.Stride, 1))).I32(int32(at.PadLeft)).I32(int32(max(at.Dilation, 1))).I32(half)
+			if err := q.b.drv.Launch(q.b.mods.fixed("forge_im2col"), driver.Dim3{X: grid, Y: uint32(count)}, driver.Dim3{X: 256}, 0, q.stream, args); err != nil {
 				return err
 			}
 			step := gm
-			step.N, step.LDB = width, width
+			step.N, step.LDB = width, ld
 			step.C = yn + driver.DevicePtr(t0*4)
+			if count > 1 {
+				step.Batch, step.StrideA, step.StrideB, step.StrideC = count, 0, int64(cin*k*ld), int64(cout*lout)
+			}
 			if err := q.b.blas.h.Matmul(&step); err != nil {
 				return err
 			}

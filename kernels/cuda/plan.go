@@ -47,6 +47,9 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 		var err error
 		switch s.Op {
 		case kernels.OpFused:
+			if _, ok := transposeOf(s); ok {
+				continue // forge_transpose, launched as the step
+			}
 			f, err = b.prepareFused(s)
 		case kernels.OpReduce:
 			f, err = b.prepareReduce(s)
