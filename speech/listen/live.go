@@ -894,8 +894,10 @@ type liveState struct {
 	// that continues the group moves the origin to (join).
 	prevMark   int
 	prevMarkTo int64
-	// strict is the prefix with the sentence end that loose leaves out,
-	// for a Final that read nothing after the open one (tighten).
+	// strict is the prefix as the last Final read it, with the sentence
+	// end and closing timestamps that the open one leaves out (nil when
+	// it ended no sentence), for a Final that read nothing after the
+	// open one (tighten) and for a join.
 	strict []int32
 }
 
@@ -903,14 +905,21 @@ type liveState struct {
 // prefix when it read nothing after an open one (0.5 s).
 const minRetry = SampleRate / 2
 
-// tighten makes the prefix strict: the tokens of the Finals before,
-// their sentence end included.
+// tighten makes the prefix strict: the tokens of the Finals before as
+// they were read, their sentence end and closing timestamps included.
 func (s *liveState) tighten() {
 	if s.mark == len(s.agree.committed) {
 		s.mark = len(s.strict)
 	}
-	s.agree.committed, s.agree.prev, s.agree.older, s.strict, s.loose = s.strict, nil, nil, nil, false
-	s.base = s.headLen + len(s.agree.committed)
+	s.setPrefix(s.strict)
+	s.strict, s.loose = nil, false
+}
+
+// setPrefix makes ids the prefix: the committed tokens after the head,
+// which the next readings continue.
+func (s *liveState) setPrefix(ids []int32) {
+	s.agree.committed, s.agree.prev, s.agree.older = ids, nil, nil
+	s.base = s.headLen + len(ids)
 	for len(s.commits) < s.base {
 		s.commits = append(s.commits, time.Time{})
 	}
@@ -983,19 +992,27 @@ func (d *liveDecoder) state(it liveItem) *liveState {
 // readings stay as short as a piece of a segment's (their cost is the
 // Final's delay after the pause).
 func (d *liveDecoder) join(s *liveState) {
-	if s.loose {
+	if s.strict != nil {
 		// A pause the VAD ended a segment at (VAD.MinSilence) is long
 		// enough for the sentence end the last Final read to be the
 		// speaker's: continued without it, tiny read the lecture's
-		// sentences after such pauses lower-case and run on.
-		s.tighten()
+		// sentences after such pauses lower-case and run on. The
+		// segment stays open all the same (see finish): Whisper then
+		// ends it and begins the next capitalised where the Final ended
+		// a sentence, and goes on with the sentence where it did not.
+		p := s.strict[:d.openEnd(s.strict, 0, true)]
+		if s.mark == len(s.agree.committed) {
+			s.mark = len(p)
+		}
+		s.setPrefix(p)
+		s.strict, s.loose = nil, false
 	}
 	if s.prevMark <= 0 || s.prevMark > s.mark || s.prevMarkTo <= s.origin {
 		return
 	}
-	mark := s.mark - s.prevMark
-	d.cut(s, s.prevMark, int32((s.prevMarkTo-s.origin)/tsSamples), false)
-	s.mark, s.prevMark = mark, 0
+	after := len(s.agree.committed) - s.mark // the tokens after the mark stay
+	d.cut(s, s.prevMark, int32((s.prevMarkTo-s.origin)/tsSamples))
+	s.mark, s.prevMark = len(s.agree.committed)-after, 0
 }
 
 // boundary reports whether a token starts a word.
@@ -1172,9 +1189,9 @@ func (d *liveDecoder) readOpen(it liveItem, emit stage.Emit[Event]) error {
 		// between two committed words.
 		sp := tok.Specials()
 		if n, steps := lastSegmentEnd(pre, sp.TimestampBegin, sp.EOT); n > 0 && steps > 0 && origin+int64(steps)*tsSamples < it.to {
-			d.cut(s, n, steps, false)
+			d.cut(s, n, steps)
 		} else if n, steps, ok := wordCut(pre, words, tok); ok && origin+int64(steps)*tsSamples < it.to {
-			d.cut(s, n, steps, true)
+			d.cut(s, n, steps)
 		}
 	}
 	if s.partials == 0 {
@@ -1221,13 +1238,15 @@ func (d *liveDecoder) promptOf(s *liveState) []int32 {
 // cut moves s's origin to timestamp step steps, the end of its first n
 // committed tokens: they join the head, and the rest, their timestamps
 // moved back by steps, stays the prefix. The first n close a segment,
-// unless open (a cut between two words): the rest then begins with
+// unless they end with text (a cut between two words, or at a Final
+// whose segment the prefix left open): the rest then begins with
 // <|0.00|>, as the timestamp rules want a transcript to. The committed
 // text stays the same (full), so nothing is retracted.
-func (d *liveDecoder) cut(s *liveState, n int, steps int32, open bool) {
+func (d *liveDecoder) cut(s *liveState, n int, steps int32) {
 	tok := d.t.whisp.Tokenizer()
 	tb := tok.Specials().TimestampBegin
 	c := s.agree.committed
+	open := n > 0 && c[n-1] < tb
 	start := float64(s.origin) / SampleRate
 	s.head = append(s.head, tokenSegments(c[:n], start, start+float64(steps)*0.02, tok, d.lang)...)
 	s.headLen += n
@@ -1407,35 +1426,35 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		// the reading's audio ends with it. Continued after "global?",
 		// tiny read the "wealth tax" that followed as "Well, that's."
 		// (silero_test.wav). The prefix leaves out the sentence's end
-		// punctuation (the Final keeps it); without its closing timestamp
-		// too, tiny lost the next piece's words more often.
+		// punctuation (the Final keeps it), and leaves the last segment
+		// open (no closing timestamp): after one, Whisper begins a new
+		// segment, capitalised, and the Finals of one sentence read
+		// "Americans" / "Ask" / "Not" (tiny on jfk; base "Ask." /
+		// "NOT.") where offline reads "Americans ask not". With a
+		// sentence end left out, the prefix as read is strict, for a
+		// Final that reads nothing after it and for a join.
 		read := int32((it.to - origin) / tsSamples)
-		next, at, n := d.openEnd(have, s.headLen)
-		if at -= s.headLen; s.mark > at {
-			// The sentence end left out is the last Final's own when this
-			// piece read nothing after it, and that Final's prefix had it
-			// (tighten: a join, or a strict re-read): the mark, which lay
-			// after it, moves back with the tokens after it. Left there,
-			// it pointed past the shorter prefix, and the cut below
-			// panicked ("slice bounds out of range [:9] with capacity 8",
-			// 2 of 16 paced runs of silero_test.wav).
-			s.mark = max(s.mark-n, at)
-		}
-		s.loose, s.strict = n > 0, nil
+		tb := tok.Specials().TimestampBegin
+		open, end := d.openEnd(have, s.headLen, false), d.openEnd(have, s.headLen, true)
+		// What openEnd leaves out is the last Final's own sentence end
+		// and closing timestamps when this piece read nothing after them
+		// (after a join or a strict re-read, whose prefix had them), and
+		// the mark lay after them. Left there, it pointed past the
+		// shorter prefix, and the cut below panicked ("slice bounds out
+		// of range [:9] with capacity 8", 2 of 16 paced runs of
+		// silero_test.wav).
+		s.mark = min(s.mark, open-s.headLen)
+		strict := clampTimes(have[s.headLen:], tb, read)
+		s.setPrefix(clampTimes(have[s.headLen:open], tb, read))
+		s.loose, s.strict = open < end, nil
 		if s.loose {
-			s.strict = clampTimes(have[s.headLen:], tok.Specials().TimestampBegin, read)
+			s.strict = strict
 		}
-		s.agree.committed = clampTimes(next[s.headLen:], tok.Specials().TimestampBegin, read)
-		s.agree.prev, s.agree.older, s.base = nil, nil, len(next)
-		for len(s.commits) < len(next) {
-			s.commits = append(s.commits, time.Time{})
-		}
-		s.commits = s.commits[:len(next)]
 		if s.mark > 0 && origin == s.origin && it.to-origin >= d.win.atPause && s.markTo > origin {
 			// Long: the next piece is read from the pause before this one
 			// on, this piece its prefix (from this pause on, tiny lost the
 			// next piece's first words: "If at all.").
-			d.cut(s, s.mark, int32((s.markTo-origin)/tsSamples), false)
+			d.cut(s, s.mark, int32((s.markTo-origin)/tsSamples))
 		}
 		s.prevMark, s.prevMarkTo = s.mark, s.markTo
 		s.mark, s.markTo = len(s.agree.committed), it.to
@@ -1447,22 +1466,19 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 	return emit(stage.Frame[Event]{Offset: it.from, Rate: SampleRate, Entered: now, Payload: ev})
 }
 
-// openEnd returns ids without the sentence-end punctuation of their
-// last text (before closing timestamps), or ids when it has none, and
-// where and how many tokens it left out; the tokens before least stay.
-func (d *liveDecoder) openEnd(ids []int32, least int) (out []int32, at, n int) {
+// openEnd returns how many of ids stay when their last segment is left
+// open: without the timestamps after its last text and, unless
+// keepEnd, without that text's sentence-end punctuation; the tokens
+// before least stay.
+func (d *liveDecoder) openEnd(ids []int32, least int, keepEnd bool) int {
 	j := len(ids)
 	for j > least && !d.text(ids[j-1]) {
 		j--
 	}
-	i := j
-	for i > least && d.sentenceEnd(ids[i-1]) {
-		i--
+	for !keepEnd && j > least && d.sentenceEnd(ids[j-1]) {
+		j--
 	}
-	if i == j {
-		return ids, j, 0
-	}
-	return slices.Concat(ids[:i], ids[j:]), i, j - i
+	return j
 }
 
 // ownStart returns where a piece's own text begins in seq (the group's

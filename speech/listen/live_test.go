@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/tensorforge/forge/audio"
 	"github.com/tensorforge/forge/internal/testenv"
@@ -115,6 +116,51 @@ func checkEvents(t *testing.T, events []Event) string {
 	return strings.Join(final, " ")
 }
 
+// checkContinued checks the case of Finals that continue a sentence:
+// where a Final's text does not end one ('.', '?' or '!'), the next
+// Final's first word must be cased as the same word of the offline
+// transcript, which reads the speech of a window as one text (each
+// piece read as a new Whisper segment was capitalised: tiny's jfk read
+// "Americans" / "Ask" / "Not" for offline's "Americans ask not"). The
+// Finals are the offline transcript word for word.
+func checkContinued(t *testing.T, events []Event, offline string) {
+	t.Helper()
+	var all strings.Builder
+	var first []int // where each Final's first word begins in all
+	var ends []bool // whether each Final ends a sentence
+	for _, e := range events {
+		i := strings.IndexFunc(e.Committed, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
+		if e.Kind != Final || i < 0 {
+			continue
+		}
+		first = append(first, all.Len()+i)
+		all.WriteString(e.Committed)
+		text := strings.TrimSpace(e.Committed)
+		ends = append(ends, strings.ContainsAny(text[len(text)-1:], ".?!"))
+	}
+	text := all.String()
+	words, want := strings.Fields(text), strings.Fields(offline)
+	if len(words) != len(want) {
+		t.Errorf("finals %q: %d words, offline %q %d", text, len(words), offline, len(want))
+		return
+	}
+	bare := func(w string) string { return strings.TrimFunc(w, unicode.IsPunct) }
+	for k := 1; k < len(first); k++ {
+		if ends[k-1] {
+			continue
+		}
+		// The word that holds the Final's first letter: as many words
+		// before it as the text before has.
+		i := len(strings.Fields(text[:first[k]]))
+		if !unicode.IsSpace(rune(text[first[k]-1])) {
+			i-- // the Final goes on with a word begun before it
+		}
+		if bare(words[i]) != bare(want[i]) {
+			t.Errorf("finals %q: %q after %q continues the sentence, offline reads %q", text, words[i], words[max(i-1, 0)], want[i])
+		}
+	}
+}
+
 // TestTranscribeLive paces short golden clips into a live run in real
 // time (each a few seconds, then 1 s of silence) and checks that the
 // utterances are read while spoken, that committed text is never
@@ -203,6 +249,8 @@ func TestTranscribeLive(t *testing.T) {
 			}
 			if r := wer.Compare(strings.Join(want, " "), got); r.Errors() > 1 || !c.near && r.Errors() > 0 {
 				t.Errorf("final %q, offline %q: %d word errors", got, strings.Join(want, " "), r.Errors())
+			} else if r.Errors() == 0 {
+				checkContinued(t, events, strings.Join(want, " "))
 			}
 			for _, e := range events {
 				t.Logf("%-7s u%d [%5.2f–%5.2f] %q | %q", e.Kind, e.Utterance, e.Start, e.End, e.Committed, e.Tentative)
@@ -618,7 +666,9 @@ func TestLiveJoins(t *testing.T) {
 // TestLiveJoinCut: a segment that continues a group moves the group's
 // origin to the Final at a pause before the last: the pieces before it
 // join the head (the prompt), the last piece stays the prefix with its
-// timestamps moved back, and the group's committed text is unchanged.
+// timestamps moved back, and the group's committed text is unchanged,
+// but for the last Final's sentence end, which the prefix takes back
+// (strict) without its closing timestamp.
 func TestLiveJoinCut(t *testing.T) {
 	tr := needTiny(t)
 	tok := tr.whisp.Tokenizer()
@@ -626,25 +676,34 @@ func TestLiveJoinCut(t *testing.T) {
 	enc := encoder(t, tok)
 	first := slices.Concat([]int32{tb}, enc(" And so my fellow Americans"), []int32{tb + 100})
 	last := slices.Concat([]int32{tb + 150}, enc(" Ask not"), []int32{tb + 195})
+	open := slices.Concat([]int32{tb + 150}, enc(" Ask not"))
 	for _, c := range []struct {
-		name       string
-		prevMark   int
-		prevMarkTo int64
-		wantOrigin int64
-		wantPrefix []int32
+		name         string
+		last, strict []int32 // the last piece's prefix, and strict
+		prevMark     int
+		prevMarkTo   int64
+		wantOrigin   int64
+		wantPrefix   []int32
 	}{
-		{"two pieces", len(first), 115 * tsSamples, 115 * tsSamples,
+		{"two pieces", last, nil, len(first), 115 * tsSamples, 115 * tsSamples,
 			slices.Concat([]int32{tb + 35}, enc(" Ask not"), []int32{tb + 80})},
-		{"origin already at the last piece", 0, 0, 0, slices.Concat(first, last)},
+		{"origin already at the last piece", last, nil, 0, 0, 0, slices.Concat(first, last)},
+		{"sentence end taken back, segment open", open, slices.Concat(first, open, enc("."), []int32{tb + 195}), 0, 0, 0,
+			slices.Concat(first, open, enc("."))},
+		{"two pieces, sentence end taken back", open, slices.Concat(first, open, enc("."), []int32{tb + 195}), len(first), 115 * tsSamples, 115 * tsSamples,
+			slices.Concat([]int32{tb + 35}, enc(" Ask not"), enc("."))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := &liveDecoder{t: tr, origins: &origins{}, lang: "en"}
 			s := &liveState{group: 3}
-			s.agree.committed = slices.Concat(first, last)
+			s.agree.committed, s.strict = slices.Concat(first, c.last), c.strict
 			s.mark, s.markTo = len(s.agree.committed), 200*tsSamples
 			s.prevMark, s.prevMarkTo = c.prevMark, c.prevMarkTo
 			s.base = len(s.agree.committed)
 			before := s.full()
+			if c.strict != nil {
+				before = c.strict
+			}
 			d.join(s)
 			if s.origin != c.wantOrigin || d.origins.get(3) != c.wantOrigin {
 				t.Errorf("origin %d (published %d), want %d", s.origin, d.origins.get(3), c.wantOrigin)
