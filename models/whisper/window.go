@@ -172,7 +172,6 @@ func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Windo
 		return nil, fmt.Errorf("whisper: batched encoding needs the f32 or bf16 model, not %v", m.prec)
 	}
 	frames := 0
-	all := make([]float32, 0, len(features)*len(features[0]))
 	for i, f := range features {
 		n, err := m.checkFeatures(f)
 		if err != nil {
@@ -182,11 +181,17 @@ func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Windo
 			return nil, fmt.Errorf("whisper: window %d holds %d frames, window 0 %d: a batch encodes one length", i, n, frames)
 		}
 		frames = n
-		all = append(all, f...)
 	}
 	return m.newWindows(ctx, len(features), func(g *graph.Graph) graph.Tensor {
-		x := g.InputF32("features", graph.Shape{len(features), m.cfg.NMels, frames}, all)
-		return m.enc.forward(m.encoderArith(g), x)
+		// One input per window, joined in the graph: the caller's slices
+		// go to the backend as they are, where one input made the host
+		// allocate, clear and fill a copy of them all first (32 windows:
+		// 30 MB, two passes over it before the GPU could start).
+		xs := make([]graph.Tensor, len(features))
+		for i, f := range features {
+			xs[i] = g.InputF32("features", graph.Shape{1, m.cfg.NMels, frames}, f)
+		}
+		return m.enc.forward(m.encoderArith(g), graph.Concat(0, xs...))
 	})
 }
 
