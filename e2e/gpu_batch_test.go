@@ -15,6 +15,7 @@ import (
 	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/kernels/cuda"
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
@@ -288,5 +289,55 @@ func TestGPUProfileBatch(t *testing.T) {
 			st := bt.Stats()
 			t.Logf("%d windows × 24 steps in %v (%d rounds in all, busy %v):\n%s", len(ws), time.Since(start), st.Rounds, st.Busy, be.Profile())
 		}
+	}
+}
+
+// goldenAudio lists ../shared/golden/audio's clips.
+var goldenAudio = []string{"jfk", "cards_001", "cards_002", "cards_003", "cards_004", "cards_005", "goforward", "silero_test"}
+
+// TestGPUGoldenTokens: Whisper tiny on the GPU, with float32 and with f16
+// products, samples the CPU's float32 tokens (timestamps included) on
+// every golden clip, jfk among them: issue 12's acceptance for half
+// precision.
+func TestGPUGoldenTokens(t *testing.T) {
+	ctx := context.Background()
+	gpus := []*cuda.Backend{gpu(t, kernels.F32), gpu(t, kernels.F16)}
+	tokens := func(tr *decode.Transcript) []int32 {
+		var ids []int32
+		for _, s := range tr.Segments {
+			ids = append(ids, s.Tokens...)
+		}
+		return ids
+	}
+	cm, _ := openTiny(t, cpu.New())
+	opts := decode.DefaultTranscribeOptions(decode.OpenAIOptions(cm.Tokenizer()))
+	opts.Language = "en"
+	clips := make([][]float32, len(goldenAudio))
+	want := make([]*decode.Transcript, len(goldenAudio))
+	for i, name := range goldenAudio {
+		clip, err := audio.ReadWAVFile(testenv.Shared(t, "golden", "audio", name+".wav"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clips[i] = clip.Samples
+		if want[i], err = cm.Transcribe(ctx, clip.Samples, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, be := range gpus {
+		m, _ := openTiny(t, be)
+		equal := 0
+		for i, name := range goldenAudio {
+			got, err := m.Transcribe(ctx, clips[i], opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Equal(tokens(got), tokens(want[i])) {
+				equal++
+			} else {
+				t.Errorf("%s, %s: GPU %q, CPU %q (tokens differ)", be.Device(), name, got.Text, want[i].Text)
+			}
+		}
+		t.Logf("%s: tokens equal to the CPU's float32 ones on %d of %d clips", be.Device(), equal, len(goldenAudio))
 	}
 }
