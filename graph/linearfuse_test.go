@@ -3,7 +3,6 @@ package graph_test
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
@@ -26,15 +25,7 @@ const fuseTol = 1e-6
 // unfused computation.
 func TestLinearBiasAndReshapeFusion(t *testing.T) {
 	const B, T, D, H = 2, 5, 8, 12 // batch, rows, model width, hidden width
-	rng := rand.New(rand.NewPCG(11, 12))
-	data := func(n int) []float32 {
-		d := make([]float32, n)
-		for i := range d {
-			d[i] = float32(rng.NormFloat64())
-		}
-		return d
-	}
-	xs, w1s, b1s, w2s, b2s := data(B*T*D), data(H*D), data(H), data(D*H), data(D)
+	xs, w1s, b1s, w2s, b2s := randF32(B*T*D, 11), randF32(H*D, 12), randF32(H, 13), randF32(D*H, 14), randF32(D, 15)
 	type parts struct{ x, w1, b1, w2, b2 graph.Tensor }
 	leaves := func(g *graph.Graph) parts {
 		return parts{
@@ -248,15 +239,7 @@ func (noBiasProducts) Supports(s *kernels.Step) bool {
 // before (no host steps), with the float32 and the bfloat16 products.
 func TestLinearBiasWithoutBiasProducts(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(13, 14))
-	data := func(n int) []float32 {
-		d := make([]float32, n)
-		for i := range d {
-			d[i] = float32(rng.NormFloat64())
-		}
-		return d
-	}
-	xs, ws, bs := data(3*7*16), data(24*16), data(24)
+	xs, ws, bs := randF32(3*7*16, 16), randF32(24*16, 17), randF32(24, 18)
 	for _, c := range []struct {
 		name  string
 		opts  graph.MatMulOpts
