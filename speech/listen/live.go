@@ -1444,11 +1444,10 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		// of range [:9] with capacity 8", 2 of 16 paced runs of
 		// silero_test.wav).
 		s.mark = min(s.mark, open-s.headLen)
-		strict := clampTimes(have[s.headLen:], tb, read)
 		s.setPrefix(clampTimes(have[s.headLen:open], tb, read))
 		s.loose, s.strict = open < end, nil
 		if s.loose {
-			s.strict = strict
+			s.strict = clampTimes(have[s.headLen:], tb, read)
 		}
 		if s.mark > 0 && origin == s.origin && it.to-origin >= d.win.atPause && s.markTo > origin {
 			// Long: the next piece is read from the pause before this one
