@@ -36,8 +36,11 @@
 // tensor cores for half-precision products; for a decoder step's few
 // query rows, keys split between blocks and, for heads of 64, a kernel
 // written for latency that issues every load of a key tile at once),
-// softmax, layer and group norm, direct convolutions and transposed
-// convolutions, an LSTM that keeps its state in shared memory, gather,
+// softmax, layer and group norm (a warp per row for an encoder's many
+// short rows), convolutions (direct, or im2col and one strided-batched
+// product over a batch) and transposed convolutions, copies of matrices
+// read down their columns (through shared-memory tiles), an LSTM that
+// keeps its state in shared memory, gather,
 // slice-update, repeat-interleave, pad, cumsum, the weight-only int8
 // product and the integer ops of int8 models. What the backend does not
 // support (kernels.Supporter) runs on the host through the graph's
