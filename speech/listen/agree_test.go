@@ -37,6 +37,11 @@ func TestAgreement(t *testing.T) {
 		{"three: the last three agree", [][]int32{{1000, 108, 102}, {1000, 108, 102, 103}, {1000, 118, 102, 103}, {1000, 118, 102, 104}, {1000, 118, 102, 105}}, []int32{1000, 118, 102}, true},
 		{"three: the older reading's boundary counts", [][]int32{{1000, 101, 5}, {1000, 101, 102}, {1000, 101, 102, 103}}, []int32{1000}, true},
 		{"three: punctuation and a timestamp end the word", [][]int32{{1000, 101, 1010}, {1000, 101, 50}, {1000, 101, 102, 103}}, []int32{1000, 101}, true},
+		// jfk's last sentence (tiny): each reading began it at another
+		// timestamp.
+		{"timestamps agree whatever their steps", [][]int32{{1000, 101, 102, 103}, {1025, 101, 102, 104}}, []int32{1025, 101, 102}, false},
+		{"three: timestamps agree whatever their steps", [][]int32{{1025, 101, 102, 60}, {1015, 101, 102, 103, 60}, {1015, 101, 102, 103, 104}}, []int32{1015, 101, 102}, true},
+		{"a timestamp and text disagree", [][]int32{{1000, 101, 1010, 1010, 102}, {1000, 101, 103, 102}}, []int32{1000, 101}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := agreement{boundary: word, ends: ends, text: text, three: tc.three}
