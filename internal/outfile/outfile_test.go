@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tensorforge/forge/internal/testenv"
 )
 
 // leftovers returns the temporary files left in dir.
@@ -234,36 +236,16 @@ func TestFileSizeLimit(t *testing.T) {
 // pattern does not match stay.
 func TestPrune(t *testing.T) {
 	dir := t.TempDir()
-	now := time.Now()
-	files := []struct {
-		name string
-		age  time.Duration
-		kept bool
-	}{
-		{"tail-self.bin", 3 * time.Hour, true},
-		{"tail-a.bin", time.Minute, true},
-		{"tail-b.bin", 2 * time.Minute, true},
-		{"tail-c.bin", 3 * time.Minute, false},
-		{"tail-old.bin", 61 * time.Minute, false},
-		{".tail-x.bin.tmp-abc", 2 * time.Hour, false},
-		{".tail-x.bin.tmp-def", time.Minute, true},
-		{"other-x.bin", 365 * 24 * time.Hour, true},
-		{".other-x.bin.tmp-abc", 2 * time.Hour, true},
+	files := []testenv.AgedFile{
+		{Name: "tail-self.bin", Age: 3 * time.Hour, Kept: true},
+		{Name: "tail-a.bin", Age: time.Minute, Kept: true},
+		{Name: "tail-b.bin", Age: 2 * time.Minute, Kept: true},
+		{Name: "tail-c.bin", Age: 3 * time.Minute, Kept: false},
+		{Name: "tail-old.bin", Age: 61 * time.Minute, Kept: false},
+		{Name: ".tail-x.bin.tmp-abc", Age: 2 * time.Hour, Kept: false},
+		{Name: ".tail-x.bin.tmp-def", Age: time.Minute, Kept: true},
+		{Name: "other-x.bin", Age: 365 * 24 * time.Hour, Kept: true},
+		{Name: ".other-x.bin.tmp-abc", Age: 2 * time.Hour, Kept: true},
 	}
-	for _, f := range files {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, now, now.Add(-f.age)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	Prune(filepath.Join(dir, "tail-*.bin"), filepath.Join(dir, "tail-self.bin"), 2, time.Hour)
-	for _, f := range files {
-		_, err := os.Stat(filepath.Join(dir, f.name))
-		if kept := err == nil; kept != f.kept {
-			t.Errorf("%s: kept %v, want %v", f.name, kept, f.kept)
-		}
-	}
+	testenv.CheckPruned(t, dir, files, func() { Prune(filepath.Join(dir, "tail-*.bin"), filepath.Join(dir, "tail-self.bin"), 2, time.Hour) })
 }

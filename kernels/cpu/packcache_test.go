@@ -16,6 +16,7 @@ import (
 
 	"github.com/tensorforge/forge/internal/filepages"
 	"github.com/tensorforge/forge/internal/packfile"
+	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/kernels"
 )
 
@@ -266,38 +267,18 @@ func TestPackCacheConcurrent(t *testing.T) {
 // writer's own and files not of the pack cache stay.
 func TestPruneOthers(t *testing.T) {
 	dir := t.TempDir()
-	now := time.Now()
-	files := []struct {
-		name string
-		age  time.Duration
-		kept bool
-	}{
-		{"packs-w1-self.bin", 2 * time.Hour, true},
-		{"packs-w1-a.bin", time.Minute, true},
-		{"packs-w1-b.bin", 2 * time.Minute, true},
-		{"packs-w1-c.bin", 3 * time.Minute, false},
-		{"packs-w1-old.bin", 61 * time.Minute, false},
-		{"packs-w2-x.bin", 3 * time.Hour, true},
-		{"packs-w3-x.bin", 29 * 24 * time.Hour, true},
-		{"packs-w4-x.bin", 31 * 24 * time.Hour, false},
-		{".packs-w1-self.bin.tmp-abc", 2 * time.Hour, false},
-		{".packs-w1-self.bin.tmp-def", time.Minute, true},
-		{"silence-x.bin", 365 * 24 * time.Hour, true},
+	files := []testenv.AgedFile{
+		{Name: "packs-w1-self.bin", Age: 2 * time.Hour, Kept: true},
+		{Name: "packs-w1-a.bin", Age: time.Minute, Kept: true},
+		{Name: "packs-w1-b.bin", Age: 2 * time.Minute, Kept: true},
+		{Name: "packs-w1-c.bin", Age: 3 * time.Minute, Kept: false},
+		{Name: "packs-w1-old.bin", Age: 61 * time.Minute, Kept: false},
+		{Name: "packs-w2-x.bin", Age: 3 * time.Hour, Kept: true},
+		{Name: "packs-w3-x.bin", Age: 29 * 24 * time.Hour, Kept: true},
+		{Name: "packs-w4-x.bin", Age: 31 * 24 * time.Hour, Kept: false},
+		{Name: ".packs-w1-self.bin.tmp-abc", Age: 2 * time.Hour, Kept: false},
+		{Name: ".packs-w1-self.bin.tmp-def", Age: time.Minute, Kept: true},
+		{Name: "silence-x.bin", Age: 365 * 24 * time.Hour, Kept: true},
 	}
-	for _, f := range files {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, now, now.Add(-f.age)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pruneOthers(dir, "packs-w1-", filepath.Join(dir, "packs-w1-self.bin"))
-	for _, f := range files {
-		_, err := os.Stat(filepath.Join(dir, f.name))
-		if kept := err == nil; kept != f.kept {
-			t.Errorf("%s: kept %v, want %v", f.name, kept, f.kept)
-		}
-	}
+	testenv.CheckPruned(t, dir, files, func() { pruneOthers(dir, "packs-w1-", filepath.Join(dir, "packs-w1-self.bin")) })
 }
