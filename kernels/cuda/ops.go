@@ -738,9 +738,11 @@ func convChunks(n, ck, lout, es int) (lc, nb int) {
 // kernel with 2-element alignment).
 func colsLD(lc, es int) int { return (lc*es + 15) / 16 * 16 / es }
 
-// convGEMM runs a convolution as im2col and products: for each batch
-// element and each chunk of output positions, y[n][:, chunk] = W [Cout,
-// Cin·K] · cols [Cin·K, chunk] (+ bias, set first).
+// convGEMM runs a convolution as im2col and products (see convChunks):
+// for each group of whole batch elements, or for each chunk of output
+// positions of one element, y[n][:, chunk] = W [Cout, Cin·K] · cols
+// [Cin·K, chunk] (+ bias, set first), the group's elements one strided
+// batch of the product.
 func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
 	x, w, y := s.In[0], s.In[1], s.Out[0]
 	at := s.Attr.(kernels.ConvAttr)
