@@ -30,6 +30,10 @@ type Backend struct {
 
 	precision kernels.DType // F32, or F16/BF16 for matrix products
 	prof      *profiler     // FORGE_CUDA_PROFILE: per-step device times
+	// early: kernels that wait for their inputs themselves start while the
+	// kernel before them finishes (compute capability 9.0 and a driver
+	// with cuLaunchKernelEx; FORGE_CUDA_EARLY=off turns it off, to compare).
+	early bool
 
 	dispatches atomic.Int64
 
@@ -78,6 +82,7 @@ func New(opts kernels.Options) (*Backend, error) {
 		return nil, fmt.Errorf("cuda: precision %s is not one of f32, f16, bf16", opts.Precision)
 	}
 	b.mem = &arena{slabSize: 256 << 20, grow: b.mapSlab}
+	b.early = info.Major >= 9 && drv.CanLaunchEarly() && os.Getenv("FORGE_CUDA_EARLY") != "off"
 	if os.Getenv("FORGE_CUDA_PROFILE") != "" {
 		b.prof = &profiler{byKey: map[string]*profEntry{}}
 	}

@@ -55,4 +55,12 @@
 // second run and replays it with one cuGraphLaunch after that. A Whisper
 // decoder step, built once with the position as an input, is one graph
 // launch per token.
+//
+// Such a step is still a chain of some forty short kernels, each waiting
+// for the one before. On compute capability 9.0 the kernels written for
+// that chain (the int8 products and the decoder's attention) begin by
+// waiting for their inputs themselves (wait_inputs in common.cuh) and are
+// launched as programmatic dependent launches (driver.LaunchEarly): each
+// starts while the one before it finishes, its blocks resident and its
+// constant weights requested by the time it may go on.
 package cuda

@@ -470,10 +470,22 @@ func (g *linGroup) prepare(b *Backend, steps []kernels.Step) error {
 	for _, f := range g.parts {
 		cols += steps[f.lin].In[1].Shape[0]
 	}
-	g.grid = min(blocks(int64(cols)*32, 256), uint32(b.info.SMs*8))
 	if f := g.parts[0]; f.norm >= 0 {
 		g.shared = uint32(steps[f.lin].In[0].Len() * 4)
 	}
+	// A warp a column, but no more blocks than run at once: each block
+	// normalizes the rows again, and a wide product's warps go on to
+	// their next columns (linear_q_sweep) sooner than a second wave of
+	// blocks would start.
+	var per int
+	if err := b.th.Do(func() error {
+		var err error
+		per, err = b.drv.OccupancyMaxActiveBlocks(fn, 256, int(g.shared))
+		return err
+	}); err != nil {
+		return fmt.Errorf("cuda: occupancy of %s: %w", name, err)
+	}
+	g.grid = min(blocks(int64(cols)*32, 256), uint32(b.info.SMs*max(per, 1)))
 	return nil
 }
 
@@ -481,7 +493,7 @@ func (g *linGroup) prepare(b *Backend, steps []kernels.Step) error {
 // is a hash of what it merges (an epilogue's name hashes its elementwise
 // step's lowered form), never of sizes, so alike layers share one kernel.
 func (g *linGroup) source(steps []kernels.Step) (name, source string, err error) {
-	var src, body strings.Builder
+	var src, body, fetch strings.Builder
 	src.WriteString(commonSource)
 	desc := fmt.Sprintf("linear_q group norm=%v", g.parts[0].norm >= 0)
 	params := []string{"const float* x", "int M", "int K", "const float* lnw", "const float* lnb", "float eps", "int* err"}
@@ -529,9 +541,11 @@ func (g *linGroup) source(steps []kernels.Step) (name, source string, err error)
 		// Part k's columns.
 		if k > 0 {
 			w("\t\t%s -= N%d;\n", col, k-1)
+			fmt.Fprintf(&fetch, "\t\t%s -= N%d;\n", col, k-1)
 		}
+		fmt.Fprintf(&fetch, "\t\tif (%s < N%d) return linear_q_fetch(q%d, K, %s);\n", col, k, k, col)
 		w("\t\tif (%s < N%d) {\n", col, k)
-		w("\t\t\tlinear_q_column(x, q%d, M, K, %s, [&](int m, int n, float v) {\n", k, col)
+		w("\t\t\tlinear_q_column(x, q%d, M, K, %s, pre, ahead, [&](int m, int n, float v) {\n", k, col)
 		val := "v"
 		if f.epf != nil {
 			args := append([]string{fmt.Sprintf("(%s)((i64)m * N%d + n)", idx, k), "v"}, epArgs...)
@@ -547,32 +561,44 @@ func (g *linGroup) source(steps []kernels.Step) (name, source string, err error)
 		default:
 			w("\t\t\t\ty%d[(i64)m * N%d + n] = %s;\n", k, k, val)
 		}
-		w("\t\t\t});\n\t\t\tcontinue;\n\t\t}\n")
+		w("\t\t\t});\n\t\t\treturn;\n\t\t}\n")
 	}
 	h := sha256.Sum256([]byte(desc))
 	name = "fl_" + hex.EncodeToString(h[:8])
 
+	// early: the products' weights, scales and zero points are constants,
+	// so their first loads go before the wait for the kernel before
+	// (ready), which the backend may launch this one beside.
+	params = append(params, "int early")
 	fmt.Fprintf(&src, "extern \"C\" __global__ void %s(%s) {\n", name, strings.Join(params, ", "))
+	src.WriteString("\tconst float* xin = x;\n")
+	var ready strings.Builder
+	ready.WriteString("\tauto ready = [&]() -> bool {\n\t\twait_inputs();\n")
 	for k, f := range g.parts {
 		if f.upd >= 0 {
 			// Checked before anything is written, as forge_slice_update does.
-			fmt.Fprintf(&src, "\tconst i64 s%d = index_at(start%d, start64_%d, 0);\n", k, k, k)
-			fmt.Fprintf(&src, "\tif (s%d < 0 || s%d + rows%d > dim%d) {\n\t\tif (blockIdx.x == 0 && threadIdx.x == 0) fail(err, 2);\n\t\treturn;\n\t}\n", k, k, k, k)
+			fmt.Fprintf(&src, "\ti64 s%d = 0;\n", k)
+			fmt.Fprintf(&ready, "\t\ts%d = index_at(start%d, start64_%d, 0);\n", k, k, k)
+			fmt.Fprintf(&ready, "\t\tif (s%d < 0 || s%d + rows%d > dim%d) {\n\t\t\tif (blockIdx.x == 0 && threadIdx.x == 0) fail(err, 2);\n\t\t\treturn false;\n\t\t}\n", k, k, k, k)
 		}
 	}
 	if g.parts[0].norm >= 0 {
-		src.WriteString("\textern __shared__ float4 fl_rows[];\n\t__shared__ double sd[32];\n")
-		src.WriteString("\trow_norm_rows(x, lnw, lnb, (float*)fl_rows, M, K, eps, sd);\n\tx = (const float*)fl_rows;\n")
+		src.WriteString("\textern __shared__ float4 fl_rows[];\n\t__shared__ double sd[32];\n\tx = (const float*)fl_rows;\n")
+		ready.WriteString("\t\trow_norm_rows(xin, lnw, lnb, (float*)fl_rows, M, K, eps, sd);\n")
 	}
+	ready.WriteString("\t\treturn true;\n\t};\n")
+	src.WriteString(ready.String())
+	src.WriteString("\tif (!early && !ready()) return;\n")
 	total := make([]string, len(g.parts))
+	ahead := []string{"K <= 512"}
 	for k := range g.parts {
 		fmt.Fprintf(&src, "\tconst linear_q_weights q%d = linear_q_prepare(x, w%d, scale%d, zero%d, K, isSigned%d);\n", k, k, k, k, k)
 		total[k] = fmt.Sprintf("N%d", k)
+		ahead = append(ahead, fmt.Sprintf("q%d.vec", k))
 	}
-	src.WriteString("\tconst int warps = (gridDim.x * blockDim.x) >> 5;\n")
-	fmt.Fprintf(&src, "\tfor (int cc = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; cc < %s; cc += warps) {\n\t\tint c = cc;\n", strings.Join(total, " + "))
-	src.WriteString(body.String())
-	src.WriteString("\t}\n}\n")
+	fmt.Fprintf(&src, "\tauto fetch = [&](int c) -> uint4 {\n%s\t\treturn make_uint4(0, 0, 0, 0);\n\t};\n", fetch.String())
+	fmt.Fprintf(&src, "\tauto column = [&](int c, uint4 pre, bool ahead) {\n%s\t};\n", body.String())
+	fmt.Fprintf(&src, "\tlinear_q_sweep(%s, %s, fetch, column, [&] { return !early || ready(); });\n}\n", strings.Join(total, " + "), strings.Join(ahead, " && "))
 	return name, src.String(), nil
 }
 
@@ -628,7 +654,14 @@ func (g *linGroup) launch(q *queue, steps []kernels.Step, bufs []kernels.Buffer)
 			args.Bytes(f.params)
 		}
 	}
-	return q.b.drv.Launch(g.fn, driver.Dim3{X: g.grid}, driver.Dim3{X: 256}, g.shared, q.stream, args)
+	early := true
+	for _, f := range g.parts {
+		for _, v := range steps[f.lin].In[1:4] {
+			early = early && bufs[v.Slot].(*buffer).wrapped
+		}
+	}
+	args.I32(b2i(early))
+	return q.launchWaiting(g.fn, driver.Dim3{X: g.grid}, driver.Dim3{X: 256}, g.shared, args)
 }
 
 // profileKey names the group's launch in profiles.

@@ -379,6 +379,7 @@ extern "C" __global__ void forge_attention_rows(AttnArgs a) {
 #define DEC_WARPS 4
 #define DEC_D 64
 extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_decode(AttnArgs a) {
+	wait_inputs();
 	__shared__ float q[DEC_D];
 	__shared__ float red[DEC_WARPS][32][DEC_D + 1];
 	__shared__ float pm[DEC_WARPS], pl[DEC_WARPS];
@@ -505,6 +506,7 @@ extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_dec
 // load waiting on another.
 #define ATT_MAX_SPLITS 64
 extern "C" __global__ void forge_attention_combine(AttnArgs a) {
+	wait_inputs();
 	__shared__ float wz[ATT_MAX_SPLITS];
 	int lane = threadIdx.x, row = blockIdx.x;
 	i64 qo, ko, vo, oo;
@@ -551,6 +553,7 @@ extern "C" __global__ void forge_attention_combine(AttnArgs a) {
 // forge_linear_q: y [M, N] = x [M, K] · ((w [N, K] − zero)·scale)ᵀ
 // (linear_q_core, in common.cuh).
 extern "C" __global__ void forge_linear_q(const float* x, const void* w, const float* scale, const void* zero, float* y, int M, int N, int K, int isSigned) {
+	wait_inputs();
 	linear_q_core(x, w, scale, zero, M, N, K, isSigned, [&](int m, int n, float v) { y[(i64)m * N + n] = v; });
 }
 

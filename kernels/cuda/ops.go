@@ -185,7 +185,31 @@ func (q *queue) run(name string, grid, block, shared uint32, args *driver.Args) 
 	if f == 0 {
 		return fmt.Errorf("cuda: kernel %s is not loaded", name)
 	}
+	if waitsForInputs(name) {
+		return q.launchWaiting(f, driver.Dim3{X: grid}, driver.Dim3{X: block}, shared, args)
+	}
 	return q.b.drv.Launch(f, driver.Dim3{X: grid}, driver.Dim3{X: block}, shared, q.stream, args)
+}
+
+// waitsForInputs reports whether hand-written kernel name begins with
+// wait_inputs (common.cuh), so that it may be launched early: the kernels
+// of a decoder step, a chain of launches each too short to hide the next
+// one's start.
+func waitsForInputs(name string) bool {
+	switch name {
+	case "forge_linear_q", "forge_attention_decode", "forge_attention_combine":
+		return true
+	}
+	return false
+}
+
+// launchWaiting launches f, a kernel that waits for its inputs itself
+// (wait_inputs), early where the backend may (driver.LaunchEarly).
+func (q *queue) launchWaiting(f driver.Function, grid, block driver.Dim3, shared uint32, args *driver.Args) error {
+	if q.b.early {
+		return q.b.drv.LaunchEarly(f, grid, block, shared, q.stream, args)
+	}
+	return q.b.drv.Launch(f, grid, block, shared, q.stream, args)
 }
 
 // transpose runs an OpFused step that copies a float32 matrix read down
@@ -374,13 +398,13 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 			a.part = uint64(q.scratch.ptr)
 		}
 		args := q.args.Reset().Bytes(structBytes(&a))
-		if err := q.b.drv.Launch(q.b.mods.fixed("forge_attention_decode"), driver.Dim3{X: uint32(a.n), Y: uint32(batch), Z: uint32(a.splits)}, driver.Dim3{X: 32 * decWarps}, 0, q.stream, args); err != nil {
+		if err := q.launchWaiting(q.b.mods.fixed("forge_attention_decode"), driver.Dim3{X: uint32(a.n), Y: uint32(batch), Z: uint32(a.splits)}, driver.Dim3{X: 32 * decWarps}, 0, args); err != nil {
 			return err
 		}
 		if a.splits == 1 {
 			return nil
 		}
-		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, q.stream, args)
+		return q.launchWaiting(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, args)
 	}
 	if a.n <= attRowsMax {
 		// A few rows (a decoder step): the keys of a row are split between
@@ -397,7 +421,7 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		if a.splits == 1 {
 			return nil
 		}
-		return q.b.drv.Launch(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, q.stream, args)
+		return q.launchWaiting(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, args)
 	}
 	if q.b.precision != kernels.F32 && a.d == 64 && a.dv == 64 {
 		// Half-precision products: both on tensor cores.

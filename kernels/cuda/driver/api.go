@@ -395,6 +395,16 @@ func (d *Driver) FuncSetAttribute(f Function, attr FuncAttribute, value int) err
 	return call(&d.funcSetAttribute, uintptr(f), uintptr(attr), uintptr(value))
 }
 
+// OccupancyMaxActiveBlocks returns how many blocks of f, of blockSize
+// threads and sharedBytes of dynamic shared memory each, one multiprocessor
+// runs at once: a grid of that many per multiprocessor is the largest that
+// runs in one wave.
+func (d *Driver) OccupancyMaxActiveBlocks(f Function, blockSize, sharedBytes int) (int, error) {
+	var n int32
+	err := call(&d.occupancyMaxActiveBlocks, uintptr(unsafe.Pointer(&n)), uintptr(f), uintptr(blockSize), uintptr(sharedBytes))
+	return int(n), err
+}
+
 // StreamBeginCapture starts recording the work enqueued on s into a graph
 // instead of running it.
 func (d *Driver) StreamBeginCapture(s Stream, mode CaptureMode) error {

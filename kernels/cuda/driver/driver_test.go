@@ -228,3 +228,25 @@ func TestDeviceInfoText(t *testing.T) {
 		t.Errorf("String = %q, want %q", got, want)
 	}
 }
+
+// TestLaunchConfigLayout: LaunchEarly hands cuLaunchKernelEx a Go struct
+// as a CUlaunchConfig and its CUlaunchAttribute; their offsets must be
+// cuda.h's on 64-bit platforms.
+func TestLaunchConfigLayout(t *testing.T) {
+	var c launchConfig
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"sharedMemBytes", unsafe.Offsetof(c.shared), 24},
+		{"hStream", unsafe.Offsetof(c.stream), 32},
+		{"attrs", unsafe.Offsetof(c.attrs), 40},
+		{"numAttrs", unsafe.Offsetof(c.numAttrs), 48},
+		{"attribute value", unsafe.Offsetof(c.attr.value), 8},
+		{"attribute size", unsafe.Sizeof(c.attr), 72},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s at %d, want %d", f.name, f.got, f.want)
+		}
+	}
+}

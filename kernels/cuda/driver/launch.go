@@ -117,6 +117,68 @@ func (d *Driver) Launch(f Function, grid, block Dim3, sharedBytes uint32, s Stre
 		uintptr(sharedBytes), uintptr(s), params, 0)
 }
 
+// CanLaunchEarly reports whether the driver has LaunchEarly's entry point
+// (cuLaunchKernelEx, CUDA 11.8); the device must also be of compute
+// capability 9.0 or later for launches to overlap.
+func (d *Driver) CanLaunchEarly() bool { return d.launchKernelEx.addr != 0 }
+
+// launchConfig is CUlaunchConfig (cuda.h) with room for one attribute: a
+// CUlaunchAttribute is a 4-byte id, 4 bytes of padding and a 64-byte value.
+type launchConfig struct {
+	grid, block [3]uint32
+	shared      uint32
+	_           uint32
+	stream      uintptr
+	attrs       uintptr
+	numAttrs    uint32
+	_           uint32
+	attr        struct {
+		id    uint32
+		_     uint32
+		value [64]byte
+	}
+}
+
+// attrProgrammaticStreamSerialization is
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
+const attrProgrammaticStreamSerialization = 6
+
+// LaunchEarly is Launch for a kernel that, before it reads or writes
+// anything the work before it on s touches, waits for that work itself
+// (PTX griddepcontrol.wait, compute capability 9.0): the GPU may then start
+// it while the kernel before it is still running (programmatic dependent
+// launch), so that its blocks are resident and past their first loads of
+// constants by the time they may go on. A kernel launched this way that
+// does not wait races with its predecessor. Without cuLaunchKernelEx it is
+// Launch.
+func (d *Driver) LaunchEarly(f Function, grid, block Dim3, sharedBytes uint32, s Stream, args *Args) error {
+	if !d.CanLaunchEarly() {
+		return d.Launch(f, grid, block, sharedBytes, s, args)
+	}
+	grid, block = grid.orOne(), block.orOne()
+	cfg := &launchConfig{
+		grid:   [3]uint32{grid.X, grid.Y, grid.Z},
+		block:  [3]uint32{block.X, block.Y, block.Z},
+		shared: sharedBytes,
+		stream: uintptr(s),
+	}
+	cfg.attr.id = attrProgrammaticStreamSerialization
+	cfg.attr.value[0] = 1 // programmaticStreamSerializationAllowed, an int
+	cfg.attrs, cfg.numAttrs = uintptr(unsafe.Pointer(&cfg.attr)), 1
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(cfg)
+	var params uintptr
+	if args != nil && len(args.offs) > 0 {
+		table := args.kernelParams()
+		args.pin.Pin(&args.vals[0])
+		args.pin.Pin(&table[0])
+		defer args.pin.Unpin()
+		params = uintptr(unsafe.Pointer(&table[0]))
+	}
+	return call(&d.launchKernelEx, uintptr(unsafe.Pointer(cfg)), uintptr(f), params, 0)
+}
+
 // orOne returns x with zero extents replaced by 1.
 func (x Dim3) orOne() Dim3 {
 	if x.X == 0 {

@@ -69,7 +69,8 @@ type Driver struct {
 	eventCreate, eventRecord, eventSynchronize, eventQuery            proc
 	eventElapsedTime, eventDestroy                                    proc
 	moduleLoadData, moduleGetFunction, moduleUnload, funcSetAttribute proc
-	launchKernel                                                      proc
+	launchKernel, occupancyMaxActiveBlocks                            proc
+	launchKernelEx                                                    proc // optional: CUDA 11.8 and later
 	streamBeginCapture, streamEndCapture                              proc
 	graphInstantiate, graphLaunch, graphExecDestroy, graphDestroy     proc
 	getErrorName, getErrorString                                      proc
@@ -130,6 +131,7 @@ func (d *Driver) symbols() []struct {
 		{&d.moduleUnload, []string{"cuModuleUnload"}},
 		{&d.funcSetAttribute, []string{"cuFuncSetAttribute"}},
 		{&d.launchKernel, []string{"cuLaunchKernel"}},
+		{&d.occupancyMaxActiveBlocks, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}},
 		{&d.streamBeginCapture, []string{"cuStreamBeginCapture_v2"}},
 		{&d.streamEndCapture, []string{"cuStreamEndCapture"}},
 		{&d.graphInstantiate, []string{"cuGraphInstantiateWithFlags"}},
@@ -166,6 +168,9 @@ func load(spec dl.Spec) (*Driver, error) {
 		return nil, fmt.Errorf("%w: %w", ErrNoDriver, err)
 	}
 	d := &Driver{Path: lib.Path}
+	if addr, name, err := lib.Sym("cuLaunchKernelEx"); err == nil {
+		d.launchKernelEx = proc{addr: addr, name: name, d: d}
+	}
 	for _, s := range d.symbols() {
 		addr, name, err := lib.Sym(s.names...)
 		if err != nil {
