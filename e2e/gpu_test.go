@@ -411,6 +411,57 @@ func TestGPUProfileWhisper(t *testing.T) {
 	t.Logf("32 encoder windows in one batch with f16 products, %v in all (host included):\n%s", time.Since(start), bh.Profile())
 }
 
+// BenchmarkGPUKokoro: Kokoro's benchmark paragraph and the streaming first
+// piece (16 tokens and the pads) on the GPU, model warm, float32 layers,
+// with float32 and with f16 products (the int8 artifact dequantized where
+// the float32 one is not in the cache, as on the lent GPU machine).
+func BenchmarkGPUKokoro(b *testing.B) {
+	ctx := context.Background()
+	id := weights.KokoroV1
+	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
+		id = weights.KokoroV1Int8
+	}
+	a, synthetic := artifactFor(b, id)
+	if synthetic {
+		b.Skip("SKIPPED: needs Kokoro's real weights")
+	}
+	w, err := kokoro.NewWeights(a)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids, _, err := vocab.Encode(paragraphPhonemes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	style := make([]float32, kokoro.StyleSize)
+	for i := range style {
+		style[i] = 0.1 * float32(math.Sin(float64(i)))
+	}
+	for _, prec := range []kernels.DType{kernels.F32, kernels.F16} {
+		m, err := kokoro.New(graph.NewEngine(gpu(b, prec)), w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m = m.Float32()
+		for name, in := range map[string][]int64{"paragraph": ids, "first-piece": ids[:18]} {
+			if _, err := m.Synthesize(ctx, in, style, 1); err != nil { // compiles
+				b.Fatal(err)
+			}
+			b.Run(prec.String()+"/"+name, func(b *testing.B) {
+				var samples int
+				for range b.N {
+					pcm, err := m.Synthesize(ctx, in, style, 1)
+					if err != nil {
+						b.Fatal(err)
+					}
+					samples = len(pcm)
+				}
+				b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/(float64(samples)/kokoro.SampleRate), "RTF")
+			})
+		}
+	}
+}
+
 // TestGPUProfileKokoro logs where Kokoro's device time goes for the
 // benchmark paragraph, model warm (with FORGE_CUDA_PROFILE set).
 func TestGPUProfileKokoro(t *testing.T) {

@@ -348,6 +348,9 @@ func (c *compiler) build() (*plan, error) {
 		}
 	}
 	c.steps = append(c.steps, c.assigns...)
+	if _, ok := c.e.planner.(kernels.FusingPlanner); ok {
+		c.keepProductInputs()
+	}
 	c.planArena()
 	c.finish()
 	if err := c.e.partition(c.p); err != nil {
@@ -986,6 +989,32 @@ func (c *compiler) placeAssign(i int, n *node) {
 		c.steps = append(c.steps, copyStep(src, dst, "assign "+s.name))
 	}
 	c.setLoc(i, loc{kind: inArena, idx: -1})
+}
+
+// keepProductInputs keeps the operands of an int8 product alive through
+// the elementwise step right after it that reads its result, so that the
+// step's output never shares their memory. A backend that merges such a
+// step into the product (kernels.FusingPlanner: a decoder's residual add
+// after its output projection) stores the step's results while other
+// blocks of the product still read the operands, and refuses the merge
+// where the two would overlap; the arena had given the add's output the
+// attention result the projection reads, the last use of that buffer.
+// The arena keeps the operands (a few rows) one step longer.
+func (c *compiler) keepProductInputs() {
+	for k := 0; k+1 < len(c.steps); k++ {
+		s, next := &c.steps[k], &c.steps[k+1]
+		if s.op != kernels.OpLinearQ || next.op != kernels.OpFused || len(s.out) != 1 || s.out[0].kind != inArena {
+			continue
+		}
+		if !slices.ContainsFunc(next.in, func(o operand) bool { return o.kind == inArena && o.idx == s.out[0].idx }) {
+			continue
+		}
+		for _, o := range s.in {
+			if o.kind == inArena {
+				c.temps[o.idx].end = max(c.temps[o.idx].end, k+1)
+			}
+		}
+	}
 }
 
 // planArena gives each temp a byte offset so that temps alive at the same

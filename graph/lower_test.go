@@ -191,6 +191,7 @@ func TestPlanner(t *testing.T) {
 type fusing struct {
 	limited
 	after map[kernels.Op]bool // by the op that wrote it
+	steps []kernels.Step      // the last run planned
 }
 
 func (f *fusing) Plan(steps []kernels.Step) (kernels.Plan, error) {
@@ -201,7 +202,53 @@ func (f *fusing) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) b
 	for _, s := range steps {
 		f.after[s.Op] = readAfter(s.Out[0])
 	}
+	f.steps = steps
 	return replay{&planning{}, steps}, nil
+}
+
+// TestFusingKeepsProductInputs: for a FusingPlanner, the elementwise step
+// right after an int8 product that reads its result (a residual add a
+// backend may merge into the product's stores) never writes over the
+// product's input, which the arena would otherwise hand it as that
+// input's last use.
+func TestFusingKeepsProductInputs(t *testing.T) {
+	ctx := context.Background()
+	b := &fusing{limited: limited{cpu.New(), map[kernels.Op]bool{kernels.OpFused: true, kernels.OpLinearQ: true}}, after: map[kernels.Op]bool{}}
+	g := graph.New()
+	const K, N = 16, 16
+	x := g.InputF32("x", graph.Shape{1, K}, make([]float32, K))
+	wq := make([]byte, N*K)
+	for i := range wq {
+		wq[i] = byte(i * 7)
+	}
+	s := g.ParamF32("s", graph.Shape{}, []float32{0.01})
+	z := g.Param("z", graph.U8, graph.Shape{}, []byte{128})
+	h := x.Exp()                                                        // the product's input, in the arena
+	y := h.LinearQ(g.Param("w", graph.U8, graph.Shape{N, K}, wq), s, z) // last use of h
+	r := y.Add(x)                                                       // may be merged into the product
+	out := r.Exp().Add(r)
+	if _, err := graph.NewEngine(b).Eval(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i := 0; i+1 < len(b.steps); i++ {
+		lin, next := b.steps[i], b.steps[i+1]
+		if lin.Op != kernels.OpLinearQ || next.Op != kernels.OpFused {
+			continue
+		}
+		found = true
+		in, o := lin.In[0], next.Out[0]
+		if in.Slot == o.Slot {
+			ilo, ihi := in.Span()
+			olo, ohi := o.Span()
+			if ilo < ohi && olo < ihi {
+				t.Errorf("the step after the product writes elements %d–%d of slot %d, over the product's input (%d–%d)", olo, ohi, o.Slot, ilo, ihi)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no product followed by an elementwise step in %d steps", len(b.steps))
+	}
 }
 
 // TestFusingPlannerReadAfter: a device run's intermediate is read after it
