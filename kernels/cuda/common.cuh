@@ -70,6 +70,57 @@ __device__ float block_max(float v, float* scratch) {
 	return warp_max(t);
 }
 
+// ATT_MAX_SPLITS is the most partial results combine_row reduces: two per
+// lane.
+#define ATT_MAX_SPLITS 64
+
+// combine_row is one warp's reduction of a split attention row: the
+// splits' partial results part[z] (dv values, then their maximum score
+// and their sum of exponentials, dv + 2 floats each) into the row's dv
+// outputs at out; wz is the warp's ATT_MAX_SPLITS floats of shared memory.
+// Each lane takes the maximum and sum of a split or two, the warp agrees
+// on the row's maximum and total, the splits' weights go through shared
+// memory, and every partial value is then read with no load waiting on
+// another. forge_attention_combine runs it as a kernel; a fused product
+// after the attention runs it as its prologue (fuse.go).
+__device__ __forceinline__ void combine_row(const float* part, int splits, int dv, float* out, float* wz) {
+	int lane = threadIdx.x & 31;
+	float mz[2], lz[2];
+	float mx = -FINF;
+	for (int t = 0; t < 2; t++) {
+		int z = lane + 32 * t;
+		mz[t] = z < splits ? part[z * (dv + 2) + dv] : -FINF;
+		lz[t] = z < splits ? part[z * (dv + 2) + dv + 1] : 0.f;
+		mx = fmaxf(mx, mz[t]);
+	}
+	mx = warp_max(mx);
+	float tot = 0;
+	for (int t = 0; t < 2; t++) {
+		int z = lane + 32 * t;
+		float f = mz[t] == -FINF ? 0.f : __expf(mz[t] - mx);
+		tot += lz[t] * f;
+		if (z < splits) wz[z] = f;
+	}
+	tot = warp_sum(tot);
+	__syncwarp();
+	for (int c = lane; c < dv; c += 32) {
+		float v = 0;
+		// Sixteen splits at a time with a fixed trip count, so that their
+		// loads are all in flight: a loop over splits ran its remainder
+		// one load after another.
+		for (int z0 = 0; z0 < splits; z0 += 16) {
+			float pv[16];
+#pragma unroll
+			for (int t = 0; t < 16; t++) pv[t] = z0 + t < splits ? part[(z0 + t) * (dv + 2) + c] : 0.f;
+#pragma unroll
+			for (int t = 0; t < 16; t++)
+				if (z0 + t < splits) v = fmaf(pv[t], wz[z0 + t], v);
+		}
+		out[c] = v / tot;
+	}
+	__syncwarp(); // wz is the warp's again
+}
+
 // ---------------------------------------------------------------------------
 // Weight-only int8 products
 

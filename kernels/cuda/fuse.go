@@ -28,7 +28,11 @@ import (
 //     called on each output the product computes, and its result stored
 //     where the step would have stored it;
 //   - a slice update of the result into a cache: the store goes into the
-//     cache row at the position the update would have used.
+//     cache row at the position the update would have used;
+//   - the combine of a split attention before it (forge_attention_combine,
+//     a launch of its own): each block reduces the attention's partial
+//     results into shared memory (combine_row), and the attention leaves
+//     its output unwritten.
 // Each merge keeps the arithmetic of the steps it replaces, so results are
 // the unfused run's.
 
@@ -48,6 +52,7 @@ const (
 type fusedLinear struct {
 	lin  int // the product's step
 	norm int // the layer norm step it normalizes its input with, or -1
+	comb int // the split attention step whose partial results it combines into its input, or -1
 	ep   int // the elementwise step applied to its outputs, or -1
 	from int // the operand of ep that is the product's output (1 + input index)
 	upd  int // the slice update its results go into, or -1
@@ -108,9 +113,11 @@ func fuse(steps []kernels.Step, readAfter func(kernels.View) bool) (groups map[i
 		if lin.Op != kernels.OpLinearQ || merged[i] || !dense(lin.In[0]) || lin.Out[0].DType != kernels.F32 || !dense(lin.Out[0]) {
 			continue
 		}
-		f := &fusedLinear{lin: i, norm: -1, ep: -1, upd: -1}
+		f := &fusedLinear{lin: i, norm: -1, ep: -1, upd: -1, comb: -1}
 		if l, ok := normOf[i]; ok {
 			f.norm = l
+		} else if i > 0 && combinable(steps, i-1, i, readAfter) {
+			f.comb = i - 1
 		}
 		out, last := lin.Out[0], i
 		if j := i + 1; j < len(steps) && steps[j].Op == kernels.OpFused {
@@ -158,9 +165,10 @@ func fuse(steps []kernels.Step, readAfter func(kernels.View) bool) (groups map[i
 func (f *fusedLinear) reads(steps []kernels.Step) []kernels.View {
 	lin := &steps[f.lin]
 	r := append([]kernels.View(nil), lin.In[1:]...)
-	if f.norm >= 0 {
+	switch {
+	case f.norm >= 0:
 		r = append(r, steps[f.norm].In...)
-	} else {
+	case f.comb < 0: // a combined input is never written: its partials are in the scratch
 		r = append(r, lin.In[0])
 	}
 	if f.ep >= 0 {
@@ -197,7 +205,7 @@ func (f *fusedLinear) last() int { s := f.steps(); return s[len(s)-1] }
 func (g *linGroup) admits(steps []kernels.Step, f *fusedLinear) bool {
 	p := g.parts[0]
 	prev := g.parts[len(g.parts)-1]
-	if len(g.parts) >= fuseMaxParts || f.lin != prev.last()+1 || (f.norm >= 0) != (p.norm >= 0) {
+	if len(g.parts) >= fuseMaxParts || f.lin != prev.last()+1 || (f.norm >= 0) != (p.norm >= 0) || f.comb >= 0 || p.comb >= 0 {
 		return false
 	}
 	if f.norm >= 0 {
@@ -441,6 +449,23 @@ func dense(v kernels.View) bool {
 	return true
 }
 
+// combinable reports whether product i may take in the combine of
+// attention step a before it: a decoder step split over blocks
+// (forge_attention_decode, then forge_attention_combine) whose output is
+// exactly the product's input, dense, and read by nothing after the
+// product. The product's blocks then reduce the partial results into
+// shared memory themselves (combine_row) and the combine's launch goes:
+// the cross-attention's output projection in a Whisper decoder step.
+func combinable(steps []kernels.Step, a, i int, readAfter func(kernels.View) bool) bool {
+	att, x := &steps[a], steps[i].In[0]
+	if att.Op != kernels.OpAttention || decodeSplits(att) < 2 {
+		return false
+	}
+	o := att.Out[0]
+	return dense(o) && dense(x) && o.Slot == x.Slot && o.Offset == x.Offset && o.DType == kernels.F32 && o.Len() == x.Len() &&
+		o.Len()*4 <= fuseMaxShared && deadAfter(steps, i, o, readAfter)
+}
+
 // sameView reports whether two views are the same elements in the same
 // order.
 func sameView(a, b kernels.View) bool {
@@ -470,7 +495,7 @@ func (g *linGroup) prepare(b *Backend, steps []kernels.Step) error {
 	for _, f := range g.parts {
 		cols += steps[f.lin].In[1].Shape[0]
 	}
-	if f := g.parts[0]; f.norm >= 0 {
+	if f := g.parts[0]; f.norm >= 0 || f.comb >= 0 {
 		g.shared = uint32(steps[f.lin].In[0].Len() * 4)
 	}
 	// A warp a column, but no more blocks than run at once: each block
@@ -495,7 +520,7 @@ func (g *linGroup) prepare(b *Backend, steps []kernels.Step) error {
 func (g *linGroup) source(steps []kernels.Step) (name, source string, err error) {
 	var src, body, fetch strings.Builder
 	src.WriteString(commonSource)
-	desc := fmt.Sprintf("linear_q group norm=%v", g.parts[0].norm >= 0)
+	desc := fmt.Sprintf("linear_q group norm=%v comb=%v", g.parts[0].norm >= 0, g.parts[0].comb >= 0)
 	params := []string{"const float* x", "int M", "int K", "const float* lnw", "const float* lnb", "float eps", "int* err"}
 	seen := map[string]bool{}
 	w := func(format string, args ...any) { fmt.Fprintf(&body, format, args...) }
@@ -569,6 +594,10 @@ func (g *linGroup) source(steps []kernels.Step) (name, source string, err error)
 	// early: the products' weights, scales and zero points are constants,
 	// so their first loads go before the wait for the kernel before
 	// (ready), which the backend may launch this one beside.
+	comb := g.parts[0].comb >= 0
+	if comb {
+		params = append(params, "const float* part", "int prows", "int psplits", "int pdv")
+	}
 	params = append(params, "int early")
 	fmt.Fprintf(&src, "extern \"C\" __global__ void %s(%s) {\n", name, strings.Join(params, ", "))
 	src.WriteString("\tconst float* xin = x;\n")
@@ -585,6 +614,12 @@ func (g *linGroup) source(steps []kernels.Step) (name, source string, err error)
 	if g.parts[0].norm >= 0 {
 		src.WriteString("\textern __shared__ float4 fl_rows[];\n\t__shared__ double sd[32];\n\tx = (const float*)fl_rows;\n")
 		ready.WriteString("\t\trow_norm_rows(xin, lnw, lnb, (float*)fl_rows, M, K, eps, sd);\n")
+	}
+	if comb {
+		src.WriteString("\textern __shared__ float4 fl_rows[];\n\t__shared__ float fl_wz[8][ATT_MAX_SPLITS];\n\tx = (const float*)fl_rows;\n")
+		ready.WriteString("\t\tfor (int r = threadIdx.x >> 5; r < prows; r += blockDim.x >> 5)\n")
+		ready.WriteString("\t\t\tcombine_row(part + (i64)r * psplits * (pdv + 2), psplits, pdv, (float*)fl_rows + (i64)r * pdv, fl_wz[threadIdx.x >> 5]);\n")
+		ready.WriteString("\t\t__syncthreads();\n")
 	}
 	ready.WriteString("\t\treturn true;\n\t};\n")
 	src.WriteString(ready.String())
@@ -660,6 +695,11 @@ func (g *linGroup) launch(q *queue, steps []kernels.Step, bufs []kernels.Buffer)
 			early = early && bufs[v.Slot].(*buffer).wrapped
 		}
 	}
+	if f := g.parts[0]; f.comb >= 0 {
+		att := &steps[f.comb]
+		dv := att.Out[0].Shape[len(att.Out[0].Shape)-1]
+		args.Ptr(q.scratch.ptr).I32(int32(att.Out[0].Len() / dv)).I32(int32(decodeSplits(att))).I32(int32(dv))
+	}
 	args.I32(b2i(early))
 	return q.launchWaiting(g.fn, driver.Dim3{X: g.grid}, driver.Dim3{X: 256}, g.shared, args)
 }
@@ -669,6 +709,9 @@ func (g *linGroup) profileKey(steps []kernels.Step) string {
 	var parts []string
 	for _, f := range g.parts {
 		var ops []string
+		if f.comb >= 0 {
+			ops = append(ops, "attention combine")
+		}
 		for _, i := range f.steps() {
 			ops = append(ops, steps[i].Op.String())
 		}

@@ -55,8 +55,8 @@ func decoderLayer() []kernels.Step {
 	upd := func(src kernels.View, cache int) kernels.Step {
 		return kernels.Step{Op: kernels.OpSliceUpdate, Name: "update", Attr: kernels.AxisAttr{Axis: 1}, In: []kernels.View{src, dv(80, 0, i64, 1)}, Out: []kernels.View{dv(cache, 0, f32, 1, 448, d)}}
 	}
-	att := func(q kernels.View, k, v int, out kernels.View) kernels.Step {
-		return kernels.Step{Op: kernels.OpAttention, Name: "attention", In: []kernels.View{q, dv(k, 0, f32, 1, 6, 32, 64), dv(v, 0, f32, 1, 6, 32, 64)}, Out: []kernels.View{out}}
+	att := func(q kernels.View, k, v, keys int, out kernels.View) kernels.Step {
+		return kernels.Step{Op: kernels.OpAttention, Name: "attention", In: []kernels.View{q, dv(k, 0, f32, 1, 6, keys, 64), dv(v, 0, f32, 1, 6, keys, 64)}, Out: []kernels.View{out}}
 	}
 	a := func(off int, shape ...int) kernels.View { return dv(0, off, f32, shape...) }
 	w := func(slot, n, k int) kernels.View { return dv(slot, 0, i8, n, k) }
@@ -69,13 +69,13 @@ func decoderLayer() []kernels.Step {
 		lq(a(0, 1, d), w(21, d, d), a(768, 1, d)),                              // 5 v
 		ew("add", exprAdd, a(0, d), a(768, d), dv(20, 0, f32, d)),              // 6
 		upd(a(0, 1, 1, d), 165),                                                // 7
-		att(a(1152, 1, 6, 1, 64), 164, 165, a(0, 1, 6, 1, 64)),                 // 8
+		att(a(1152, 1, 6, 1, 64), 164, 165, 32, a(0, 1, 6, 1, 64)),             // 8 self
 		lq(a(0, 1, d), w(25, d, d), a(768, 1, d)),                              // 9 out
 		ew("add", exprAdd3, a(0, d), a(384, d), a(768, d), dv(24, 0, f32, d)),  // 10: writes 9's input
 		ln(a(0, 1, 1, d), a(384, 1, 1, d), 28),                                 // 11
 		lq(a(384, 1, d), w(31, d, d), a(768, 1, d)),                            // 12 cross q
 		ew("mul", exprAddScale, a(384, d), a(768, d), dv(30, 0, f32, d)),       // 13
-		att(a(384, 1, 6, 1, 64), 166, 167, a(768, 1, 6, 1, 64)),                // 14
+		att(a(384, 1, 6, 1, 64), 166, 167, 1500, a(768, 1, 6, 1, 64)),          // 14 cross, split
 		lq(a(768, 1, d), w(35, d, d), a(384, 1, d)),                            // 15
 		ew("add", exprAdd3, a(3072, d), a(0, d), a(384, d), dv(34, 0, f32, d)), // 16
 		ln(a(3072, 1, 1, d), a(1536, 1, 1, d), 38),                             // 17
@@ -112,6 +112,14 @@ func TestFuseDecoderLayer(t *testing.T) {
 	}
 	if w := []int{8, 9, 10, 14}; !slices.Equal(alone, w) {
 		t.Errorf("steps launched alone %v, want %v", alone, w)
+	}
+	// The cross-attention, split over blocks, leaves its combine to the
+	// output projection after it; the self-attention over 32 keys is not
+	// split.
+	for _, c := range []struct{ lin, comb int }{{15, 14}, {20, -1}, {1, -1}} {
+		if g := groups[c.lin]; g == nil || g.parts[0].comb != c.comb {
+			t.Errorf("group at step %d combines attention %v, want %d", c.lin, g, c.comb)
+		}
 	}
 	launches := len(groups) + len(alone)
 	t.Logf("one layer: %d steps in %d launches", len(steps), launches)

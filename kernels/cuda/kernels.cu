@@ -499,52 +499,15 @@ extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_dec
 }
 
 // forge_attention_combine reduces forge_attention_rows' (and _decode's)
-// partial results: one warp per (batch, row); grid (n, batch); at most
-// ATT_MAX_SPLITS splits. Each lane takes the maximum and sum of a split or
-// two, the warp agrees on the row's maximum and total, the splits' weights
-// go through shared memory, and every partial value is then read with no
-// load waiting on another.
-#define ATT_MAX_SPLITS 64
+// partial results (combine_row): one warp per (batch, row); grid (n,
+// batch); at most ATT_MAX_SPLITS splits.
 extern "C" __global__ void forge_attention_combine(AttnArgs a) {
 	wait_inputs();
 	__shared__ float wz[ATT_MAX_SPLITS];
-	int lane = threadIdx.x, row = blockIdx.x;
+	int row = blockIdx.x;
 	i64 qo, ko, vo, oo;
 	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
-	const float* part = a.part + ((i64)blockIdx.y * a.n + row) * a.splits * (a.dv + 2);
-	float mz[2], lz[2];
-	float mx = -FINF;
-	for (int t = 0; t < 2; t++) {
-		int z = lane + 32 * t;
-		mz[t] = z < a.splits ? part[z * (a.dv + 2) + a.dv] : -FINF;
-		lz[t] = z < a.splits ? part[z * (a.dv + 2) + a.dv + 1] : 0.f;
-		mx = fmaxf(mx, mz[t]);
-	}
-	mx = warp_max(mx);
-	float tot = 0;
-	for (int t = 0; t < 2; t++) {
-		int z = lane + 32 * t;
-		float f = mz[t] == -FINF ? 0.f : __expf(mz[t] - mx);
-		tot += lz[t] * f;
-		if (z < a.splits) wz[z] = f;
-	}
-	tot = warp_sum(tot);
-	__syncwarp();
-	for (int c = lane; c < a.dv; c += 32) {
-		float v = 0;
-		// Sixteen splits at a time with a fixed trip count, so that their
-		// loads are all in flight: a loop over a.splits ran its remainder
-		// one load after another.
-		for (int z0 = 0; z0 < a.splits; z0 += 16) {
-			float pv[16];
-#pragma unroll
-			for (int t = 0; t < 16; t++) pv[t] = z0 + t < a.splits ? part[(z0 + t) * (a.dv + 2) + c] : 0.f;
-#pragma unroll
-			for (int t = 0; t < 16; t++)
-				if (z0 + t < a.splits) v = fmaf(pv[t], wz[z0 + t], v);
-		}
-		a.o[oo + (i64)row * a.dv + c] = v / tot;
-	}
+	combine_row(a.part + ((i64)blockIdx.y * a.n + row) * a.splits * (a.dv + 2), a.splits, a.dv, a.o + oo + (i64)row * a.dv, wz);
 }
 
 // ---------------------------------------------------------------------------

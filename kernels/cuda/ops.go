@@ -97,7 +97,7 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 		return q.run("forge_group_norm", uint32(N*a.Groups), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I32(int32(N)).I32(int32(C)).I64(L).I32(int32(a.Groups)).F32(a.Eps))
 	case kernels.OpAttention:
-		return q.attention(s, bufs)
+		return q.attention(s, bufs, true)
 	case kernels.OpLinearQ:
 		x, w := s.In[0], s.In[1]
 		M, K, N := x.Shape[0], x.Shape[1], w.Shape[0]
@@ -351,9 +351,29 @@ type attnArgs struct {
 	nb, splits                     int32
 }
 
+// decodeSplits is how many partial results per row forge_attention_decode
+// leaves for forge_attention_combine on attention step s, or 0 where s is
+// not a decoder step with heads of 64 (attention decides the same way).
+func decodeSplits(s *kernels.Step) int {
+	qv, kv, vv := s.In[0], s.In[1], s.In[2]
+	r := len(qv.Shape)
+	n, d, keys, dv := qv.Shape[r-2], qv.Shape[r-1], kv.Shape[r-2], vv.Shape[r-1]
+	if n > attRowsMax || d != decD || dv != decD {
+		return 0
+	}
+	batch := 1
+	for _, e := range qv.Shape[:r-2] {
+		batch *= e
+	}
+	return decSplits(n*batch, keys)
+}
+
 // attention launches forge_attention: q [..., n, d], k [..., s, d], v
-// [..., s, dv] with the batch axes of the output, mask [n, s].
-func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
+// [..., s, dv] with the batch axes of the output, mask [n, s]. Without
+// combine, a decoder step split over blocks stops at its partial results
+// in the queue's scratch (a fused product after it reduces them itself,
+// fuse.go) and leaves its output unwritten.
+func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer, combine bool) error {
 	qv, kv, vv, out := s.In[0], s.In[1], s.In[2], s.Out[0]
 	r := len(qv.Shape)
 	a := attnArgs{
@@ -393,7 +413,7 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	if a.n <= attRowsMax && a.d == decD && a.dv == decD {
 		// A decoder step with heads of 64: the latency-bound kernel.
-		a.splits = int32(decSplits(int(a.n)*batch, int(a.s)))
+		a.splits = int32(decodeSplits(s))
 		if a.splits > 1 {
 			a.part = uint64(q.scratch.ptr)
 		}
@@ -401,7 +421,7 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer) error {
 		if err := q.launchWaiting(q.b.mods.fixed("forge_attention_decode"), driver.Dim3{X: uint32(a.n), Y: uint32(batch), Z: uint32(a.splits)}, driver.Dim3{X: 32 * decWarps}, 0, args); err != nil {
 			return err
 		}
-		if a.splits == 1 {
+		if a.splits == 1 || !combine {
 			return nil
 		}
 		return q.launchWaiting(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, args)

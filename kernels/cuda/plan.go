@@ -29,6 +29,12 @@ func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
 func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) bool) (kernels.Plan, error) {
 	p := &plan{b: b, steps: steps, fused: make([]*preparedFused, len(steps)), graphs: map[string]*capture{}}
 	groups, merged := fuse(steps, readAfter)
+	combined := map[int]bool{}
+	for _, g := range groups {
+		if c := g.parts[0].comb; c >= 0 {
+			combined[c] = true
+		}
+	}
 	for i := range steps {
 		s := &steps[i]
 		if g := groups[i]; g != nil {
@@ -42,7 +48,7 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 			continue
 		}
 		p.scratch = max(p.scratch, scratchBytes(s, b))
-		p.items = append(p.items, planItem{step: i})
+		p.items = append(p.items, planItem{step: i, partials: combined[i]})
 		var f *preparedFused
 		var err error
 		switch s.Op {
@@ -69,6 +75,9 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 type planItem struct {
 	step int
 	lin  *linGroup
+	// partials: the step is a split attention whose combine a group
+	// after it does (fusedLinear.comb).
+	partials bool
 }
 
 // preparedFused is a generated kernel (a fused step or a reduction)
@@ -240,6 +249,8 @@ func (p *plan) launchOne(q *queue, bufs []kernels.Buffer, i int) error {
 	switch {
 	case it.lin != nil:
 		err = it.lin.launch(q, p.steps, bufs)
+	case it.partials:
+		err = q.attention(&p.steps[it.step], bufs, false)
 	case p.fused[it.step] != nil:
 		err = p.fused[it.step].launch(q, bufs)
 	default:
