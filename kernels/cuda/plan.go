@@ -2,10 +2,9 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/tensorforge/forge/kernels"
@@ -191,10 +190,10 @@ func (p *plan) Run(ctx context.Context, kq kernels.Queue, bufs []kernels.Buffer)
 	}
 	key := p.key(q, bufs)
 	p.mu.Lock()
-	c := p.graphs[key]
+	c := p.graphs[string(key)]
 	if c == nil && len(p.graphs) < maxGraphs {
 		c = &capture{}
-		p.graphs[key] = c
+		p.graphs[string(key)] = c
 	}
 	record := c != nil && c.exec == 0 && c.runs == 1 && !p.uncapture && p.b.prof == nil
 	if c != nil {
@@ -304,25 +303,31 @@ func (p *plan) record(q *queue, bufs []kernels.Buffer) (driver.GraphExec, error)
 }
 
 // key identifies a buffer table on a queue by device addresses: a graph
-// recorded for them is valid whenever the same addresses come back.
-func (p *plan) key(q *queue, bufs []kernels.Buffer) string {
-	var sb strings.Builder
-	sb.WriteString(strconv.FormatUint(uint64(q.errDev), 36))
-	sb.WriteByte(':')
+// recorded for them is valid whenever the same addresses come back. It is
+// the addresses' bytes, built in the queue's keyBuf (a decoder step's table
+// has some 180 buffers, and formatting them as text took ~10 µs a token);
+// the map lookup reads it without copying.
+func (p *plan) key(q *queue, bufs []kernels.Buffer) []byte {
+	k := q.keyBuf[:0]
+	k = binary.LittleEndian.AppendUint64(k, uint64(q.errDev))
+	var scratch, ws driver.DevicePtr
 	if q.scratch != nil {
-		sb.WriteString(strconv.FormatUint(uint64(q.scratch.ptr), 36))
+		scratch = q.scratch.ptr
 	}
 	if q.blasWS != nil {
-		sb.WriteByte(':')
-		sb.WriteString(strconv.FormatUint(uint64(q.blasWS.ptr), 36))
+		ws = q.blasWS.ptr
 	}
+	k = binary.LittleEndian.AppendUint64(k, uint64(scratch))
+	k = binary.LittleEndian.AppendUint64(k, uint64(ws))
 	for _, x := range bufs {
-		sb.WriteByte(',')
+		var a driver.DevicePtr
 		if b, ok := x.(*buffer); ok && b != nil {
-			sb.WriteString(strconv.FormatUint(uint64(b.ptr), 36))
+			a = b.ptr
 		}
+		k = binary.LittleEndian.AppendUint64(k, uint64(a))
 	}
-	return sb.String()
+	q.keyBuf = k
+	return k
 }
 
 // Close releases the recorded graphs.

@@ -31,6 +31,7 @@ type queue struct {
 	scratch *buffer // per-queue workspace (im2col columns, half-precision copies)
 	blasWS  *buffer // cuBLASLt's workspace
 	args    driver.Args
+	keyBuf  []byte // plan.key's storage
 
 	closed bool
 }
