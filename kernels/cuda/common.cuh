@@ -125,12 +125,15 @@ __device__ __forceinline__ void combine_row(const float* part, int splits, int d
 // Weight-only int8 products
 
 // byte_diff is byte i (0–3) of the word v as a number (signed or not)
-// minus zero, exactly: the byte goes into the mantissa of 2^23 and one
-// subtraction removes 2^23 and the zero point together, cheaper than an
-// integer-to-float conversion (a quarter-rate instruction).
+// minus zero, exactly: the byte goes into the mantissa of 2^23 (one byte
+// permute, with the sign bits of signed bytes flipped in the word
+// beforehand, which the compiler does once for the word's four bytes) and
+// one subtraction removes 2^23 and the zero point together. An
+// integer-to-float conversion is a quarter-rate instruction; shifting and
+// masking the byte into place took three more than the permute.
 __device__ __forceinline__ float byte_diff(unsigned v, int i, int isSigned, float bias) {
-	unsigned b = ((v >> (8 * i)) & 0xffu) ^ (isSigned ? 0x80u : 0u);
-	return __uint_as_float(0x4b000000u | b) - bias;
+	unsigned w = v ^ (isSigned ? 0x80808080u : 0u);
+	return __uint_as_float(__byte_perm(w, 0x4b000000u, 0x7540u | (unsigned)i)) - bias;
 }
 
 // linear_q_core: y [M, N] = x [M, K] · ((w [N, K] − zero)·scale)ᵀ, w bytes
@@ -179,6 +182,29 @@ __device__ __forceinline__ linear_q_weights linear_q_prepare(const float* x, con
 #define LINQ_TN 64
 #define LINQ_TK 32
 
+// linear_q_unpack turns 16 weight bytes into their values minus the zero
+// point (byte_diff).
+__device__ __forceinline__ void linear_q_unpack(uint4 wv, const linear_q_weights& q, float wf[16]) {
+	unsigned words[4] = {wv.x, wv.y, wv.z, wv.w};
+#pragma unroll
+	for (int e = 0; e < 16; e++) wf[e] = byte_diff(words[e >> 2], e & 3, q.isSigned, q.bias);
+}
+
+// linear_q_dot16 adds the products of 16 values of x (16-byte aligned)
+// and wf to acc, in order.
+__device__ __forceinline__ float linear_q_dot16(const float* x, const float wf[16], float acc) {
+	const float4* xr = (const float4*)x;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		float4 f = xr[j];
+		acc = fmaf(f.x, wf[4 * j], acc);
+		acc = fmaf(f.y, wf[4 * j + 1], acc);
+		acc = fmaf(f.z, wf[4 * j + 2], acc);
+		acc = fmaf(f.w, wf[4 * j + 3], acc);
+	}
+	return acc;
+}
+
 // pre, where ahead is set, is the lane's 16 weight bytes of column n,
 // loaded by linear_q_fetch (only for rows of K ≤ 512, a single word a lane).
 template <class Store>
@@ -186,28 +212,31 @@ __device__ __forceinline__ void linear_q_column(const float* x, const linear_q_w
 	int lane = threadIdx.x & 31;
 	const u8* wu = q.w + (i64)n * K;
 	const i8* ws = (const i8*)q.w + (i64)n * K;
+	if (M == 1 && q.vec) {
+		// One row (a decoder step of one sequence): the sums below for
+		// i = 0, without the other rows' tests, which made half of the
+		// instructions a column took.
+		float acc = 0;
+		for (int k = 16 * lane; k < K; k += 512) {
+			float wf[16];
+			linear_q_unpack(ahead ? pre : *(const uint4*)(wu + k), q, wf);
+			acc = linear_q_dot16(x + k, wf, acc);
+		}
+		float v = warp_sum(acc);
+		if (lane == 0) st(0, n, v * q.sc);
+		return;
+	}
 	for (int m0 = 0; m0 < M; m0 += 8) {
 		int mc = min(8, M - m0);
 		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 		if (q.vec) {
 			for (int k = 16 * lane; k < K; k += 512) {
-				uint4 wv = ahead ? pre : *(const uint4*)(wu + k);
-				unsigned words[4] = {wv.x, wv.y, wv.z, wv.w};
 				float wf[16];
-#pragma unroll
-				for (int e = 0; e < 16; e++) wf[e] = byte_diff(words[e >> 2], e & 3, q.isSigned, q.bias);
+				linear_q_unpack(ahead ? pre : *(const uint4*)(wu + k), q, wf);
 #pragma unroll
 				for (int i = 0; i < 8; i++) {
 					if (i >= mc) continue;
-					const float4* xr = (const float4*)(x + (i64)(m0 + i) * K + k);
-#pragma unroll
-					for (int j = 0; j < 4; j++) {
-						float4 f = xr[j];
-						acc[i] = fmaf(f.x, wf[4 * j], acc[i]);
-						acc[i] = fmaf(f.y, wf[4 * j + 1], acc[i]);
-						acc[i] = fmaf(f.z, wf[4 * j + 2], acc[i]);
-						acc[i] = fmaf(f.w, wf[4 * j + 3], acc[i]);
-					}
+					acc[i] = linear_q_dot16(x + (i64)(m0 + i) * K + k, wf, acc[i]);
 				}
 			}
 		} else {
