@@ -97,20 +97,33 @@ func (a *Args) kernelParams() []uintptr {
 	return a.ptrs
 }
 
+// pinned returns the kernelParams array of a (0 for no parameters or a
+// nil a) with its values and pointer table pinned until unpin.
+func (a *Args) pinned() uintptr {
+	if a == nil || len(a.offs) == 0 {
+		return 0
+	}
+	table := a.kernelParams()
+	a.pin.Pin(&a.vals[0])
+	a.pin.Pin(&table[0])
+	return uintptr(unsafe.Pointer(&table[0]))
+}
+
+// unpin releases what pinned pinned.
+func (a *Args) unpin() {
+	if a != nil {
+		a.pin.Unpin()
+	}
+}
+
 // Launch enqueues kernel f on stream s with the given grid and block
 // extents (a zero extent counts as 1), sharedBytes of dynamic shared
 // memory and the parameters in args (nil for none). It returns once the
 // launch is enqueued (or recorded, while s is being captured).
 func (d *Driver) Launch(f Function, grid, block Dim3, sharedBytes uint32, s Stream, args *Args) error {
 	grid, block = grid.orOne(), block.orOne()
-	var params uintptr
-	if args != nil && len(args.offs) > 0 {
-		table := args.kernelParams()
-		args.pin.Pin(&args.vals[0])
-		args.pin.Pin(&table[0])
-		defer args.pin.Unpin()
-		params = uintptr(unsafe.Pointer(&table[0]))
-	}
+	params := args.pinned()
+	defer args.unpin()
 	return call(&d.launchKernel, uintptr(f),
 		uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z),
 		uintptr(block.X), uintptr(block.Y), uintptr(block.Z),
@@ -168,14 +181,8 @@ func (d *Driver) LaunchEarly(f Function, grid, block Dim3, sharedBytes uint32, s
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pin.Pin(cfg)
-	var params uintptr
-	if args != nil && len(args.offs) > 0 {
-		table := args.kernelParams()
-		args.pin.Pin(&args.vals[0])
-		args.pin.Pin(&table[0])
-		defer args.pin.Unpin()
-		params = uintptr(unsafe.Pointer(&table[0]))
-	}
+	params := args.pinned()
+	defer args.unpin()
 	return call(&d.launchKernelEx, uintptr(unsafe.Pointer(cfg)), uintptr(f), params, 0)
 }
 
