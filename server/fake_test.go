@@ -14,12 +14,14 @@ import (
 // segments "s0", "s1", … ("t0", … when translating) whatever the audio (it
 // cannot read a listen.Input; the real model's tests are in
 // real_test.go). A test can hold it after its first segment (gate), watch
-// it start (started) and see how it ended (ended).
+// it start (started), see how it ended (ended), or have it emit its first
+// segment only once the session is cancelled (late).
 type fakeTranscriber struct {
 	n       int           // segments; 0 means 3
 	gate    chan struct{} // if set, received from after the first segment
 	started chan struct{} // if set, sent to when a call starts
 	ended   chan error    // if set, gets each call's result
+	late    bool          // first emit after ctx is done
 }
 
 func (f *fakeTranscriber) Close() error { return nil }
@@ -37,6 +39,9 @@ func (f *fakeTranscriber) Transcribe(ctx context.Context, _ listen.Input, o list
 	n := f.n
 	if n == 0 {
 		n = 3
+	}
+	if f.late {
+		<-ctx.Done()
 	}
 	prefix := "s"
 	if o.Translate {

@@ -149,6 +149,19 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		readLive(ctx, c, stream, ls, cancel)
 	}()
 
+	// send writes one event. Not with ctx: the websocket library closes
+	// the connection when a write's context ends, and the reader cancels
+	// ctx as soon as the client breaks the protocol, a race that left the
+	// client without its error event (an EOF instead). A client that
+	// stops reading fails the write after liveWriteTimeout.
+	send := func(v any) error {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), liveWriteTimeout)
+		defer cancelWrite()
+		return wsjson.Write(wctx, c, v)
+	}
 	started := time.Now()
 	n := 0
 	var segs []transcript.Segment
@@ -160,13 +173,13 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		segs = append(segs, ts)
 		ev := liveEvent{Type: "segment", Final: true, ID: n, Start: seg.Start, End: seg.End, Text: seg.Text, Words: ts.Words}
 		n++
-		return wsjson.Write(ctx, c, ev)
+		return send(ev)
 	}
 	var res *listen.Result
 	if lt, ok := t.(liveTranscriber); ok && q.Get("partials") == "true" {
 		var lr *listen.LiveResult
 		lr, err = lt.TranscribeLive(ctx, stream, opts, func(e listen.Event) error {
-			if err := wsjson.Write(ctx, c, e); err != nil {
+			if err := send(e); err != nil {
 				return err
 			}
 			for _, seg := range e.Segments {
@@ -205,12 +218,15 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		s.met.audioSecs.WithLabelValues(endpointOf(r), m.id).Add(res.Duration)
 	}
 	done := liveEvent{Type: "done", Text: transcript.Join(segs), Language: res.LanguageName, Duration: round3(res.Duration)}
-	if err := wsjson.Write(ctx, c, done); err == nil {
+	if err := send(done); err == nil {
 		_ = c.Close(websocket.StatusNormalClosure, "") // a client gone meanwhile has nothing to be told
 	}
 	cancel(nil)
 	<-readDone
 }
+
+// liveWriteTimeout bounds one event's write to a live client.
+const liveWriteTimeout = 30 * time.Second
 
 // readLive feeds the client's PCM messages to stream until the client
 // ends its input or goes away; a broken connection cancels the session.

@@ -181,22 +181,33 @@ func TestLiveBadInput(t *testing.T) {
 		}
 		openAIError(t, b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c := dialLive(t, ctx, ts.URL)
-	defer c.CloseNow()
-	if err := c.Write(ctx, websocket.MessageText, []byte(`hello`)); err != nil {
-		t.Fatal(err)
-	}
-	var ev liveEvent
-	for ev.Type != "error" { // the fake's first segment may come first
-		if err := wsjson.Read(ctx, c, &ev); err != nil {
-			t.Fatalf("no error event after a bad text message: %v", err)
+	// The run may write its first segment before or after the reader has
+	// met the bad message and cancelled the session: the error event must
+	// come either way (a write on the cancelled session used to close the
+	// connection first, and the client read EOF).
+	for _, late := range []bool{false, true} {
+		_, url := ts, ts.URL
+		if late {
+			lts, _ := testServer(t, Config{}, &fakeTranscriber{gate: make(chan struct{}), late: true}, nil)
+			url = lts.URL
 		}
-	}
-	_, _, err := c.Read(ctx)
-	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
-		t.Errorf("close: %v, want policy violation", err)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c := dialLive(t, ctx, url)
+		defer c.CloseNow()
+		if err := c.Write(ctx, websocket.MessageText, []byte(`hello`)); err != nil {
+			t.Fatal(err)
+		}
+		var ev liveEvent
+		for ev.Type != "error" { // the fake's first segment may come first
+			if err := wsjson.Read(ctx, c, &ev); err != nil {
+				t.Fatalf("first segment late=%v: no error event after a bad text message: %v", late, err)
+			}
+		}
+		_, _, err := c.Read(ctx)
+		if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+			t.Errorf("first segment late=%v: close: %v, want policy violation", late, err)
+		}
 	}
 }
 
