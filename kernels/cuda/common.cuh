@@ -338,24 +338,29 @@ template <class Fetch, class Column, class Ready>
 __device__ __forceinline__ void linear_q_sweep(int total, bool ahead, Fetch fetch, Column column, Ready ready) {
 	const int warps = (gridDim.x * blockDim.x) >> 5;
 	const int first = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-	if (!ahead) {
-		if (!ready()) return;
-		for (int c = first; c < total; c += warps) column(c, make_uint4(0, 0, 0, 0), false);
-		return;
-	}
+	const int batch = ahead ? LINQ_AHEAD : 1;
 	uint4 wv[LINQ_AHEAD];
-	for (int c0 = first;; c0 += LINQ_AHEAD * warps) {
+	for (int c0 = first;; c0 += batch * warps) {
+		if (ahead) {
 #pragma unroll
-		for (int u = 0; u < LINQ_AHEAD; u++) {
-			int c = c0 + u * warps;
-			wv[u] = c < total ? fetch(c) : make_uint4(0, 0, 0, 0);
+			for (int u = 0; u < LINQ_AHEAD; u++) {
+				int c = c0 + u * warps;
+				wv[u] = c < total ? fetch(c) : make_uint4(0, 0, 0, 0);
+			}
 		}
 		if (c0 == first && !ready()) return;
 		if (c0 >= total) return;
-#pragma unroll
-		for (int u = 0; u < LINQ_AHEAD; u++) {
+		// One call site, not unrolled: column is inlined once (four
+		// copies of every product of a group made NVRTC and the driver's
+		// compiler take three times as long); the batch's words move down
+		// to wv[0] instead of being indexed, which would put them in local
+		// memory.
+#pragma unroll 1
+		for (int u = 0; u < batch; u++) {
 			int c = c0 + u * warps;
-			if (c < total) column(c, wv[u], true);
+			if (c < total) column(c, wv[0], ahead);
+#pragma unroll
+			for (int t = 0; t + 1 < LINQ_AHEAD; t++) wv[t] = wv[t + 1];
 		}
 	}
 }
