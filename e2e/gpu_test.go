@@ -417,26 +417,7 @@ func TestGPUProfileWhisper(t *testing.T) {
 // the float32 one is not in the cache, as on the lent GPU machine).
 func BenchmarkGPUKokoro(b *testing.B) {
 	ctx := context.Background()
-	id := weights.KokoroV1
-	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
-		id = weights.KokoroV1Int8
-	}
-	a, synthetic := artifactFor(b, id)
-	if synthetic {
-		b.Skip("SKIPPED: needs Kokoro's real weights")
-	}
-	w, err := kokoro.NewWeights(a)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ids, _, err := vocab.Encode(paragraphPhonemes)
-	if err != nil {
-		b.Fatal(err)
-	}
-	style := make([]float32, kokoro.StyleSize)
-	for i := range style {
-		style[i] = 0.1 * float32(math.Sin(float64(i)))
-	}
+	_, w, ids, style := gpuKokoro(b)
 	for _, prec := range []kernels.DType{kernels.F32, kernels.F16} {
 		m, err := kokoro.New(graph.NewEngine(gpu(b, prec)), w)
 		if err != nil {
@@ -470,24 +451,12 @@ func TestGPUProfileKokoro(t *testing.T) {
 	}
 	ctx := context.Background()
 	b := gpu(t, kernels.F32)
-	id := weights.KokoroV1
-	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
-		id = weights.KokoroV1Int8
-	}
-	a, synthetic := artifactFor(t, id)
-	if synthetic {
-		t.Skip("SKIPPED: needs Kokoro's real weights")
-	}
-	w, err := kokoro.NewWeights(a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, w, ids, _ := gpuKokoro(t)
 	m, err := kokoro.New(graph.NewEngine(b), w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, _, _ := vocab.Encode(paragraphPhonemes)
-	style := make([]float32, 256)
+	style := make([]float32, kokoro.StyleSize)
 	if _, err := m.Synthesize(ctx, ids, style, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -503,6 +472,35 @@ func TestGPUProfileKokoro(t *testing.T) {
 // (en-us) phonemises it: the GPU machine has no espeak-ng, so the GPU
 // tests feed these phonemes to Kokoro directly.
 const paragraphPhonemes = "ðɪ ˈoʊld lˈaɪthaʊs kˈiːpɚ klˈaɪmd ðə wˈaɪndɪŋ stˈɛɹz ˈiːtʃ ˈiːvnɪŋ, lˈɪt ðə ɡɹˈeɪt lˈæmp, ænd wˈɑːtʃt ʃˈɪps pˈæs sˈeɪfli θɹuː ðə nˈæɹoʊ tʃˈænəl təwˈɔːɹd ðə kwˈaɪət hˈɑːɹbɚ bᵻjˌɔnd ðə hˈɪl."
+
+// gpuKokoro is what the GPU's Kokoro tests synthesise with: the real
+// weights (Kokoro does not survive synthetic ones, see weights.Synthetic;
+// the GPU machine gets the int8 artifact, which fits the transfer and is
+// dequantized to float32), the benchmark paragraph's ids and a fixed
+// style. Without the weights the test is skipped.
+func gpuKokoro(t testing.TB) (a *weights.Artifact, w *kokoro.Weights, ids []int64, style []float32) {
+	t.Helper()
+	id := weights.KokoroV1
+	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
+		id = weights.KokoroV1Int8
+	}
+	a, synthetic := artifactFor(t, id)
+	if synthetic {
+		t.Skipf("SKIPPED: Kokoro needs its real weights (%s or %s) in the model cache", weights.KokoroV1, weights.KokoroV1Int8)
+	}
+	w, err := kokoro.NewWeights(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _, err = vocab.Encode(paragraphPhonemes); err != nil {
+		t.Fatal(err)
+	}
+	style = make([]float32, kokoro.StyleSize)
+	for i := range style {
+		style[i] = 0.1 * float32(math.Sin(float64(i)))
+	}
+	return a, w, ids, style
+}
 
 // artifactFor opens model id from the cache, or, where only its manifest
 // is there (the GPU machine cannot take Kokoro's 325 MB), builds seeded
@@ -546,29 +544,7 @@ func artifactFor(t testing.TB, id string) (*weights.Artifact, bool) {
 func TestGPUKokoro(t *testing.T) {
 	ctx := context.Background()
 	gpus := []*cuda.Backend{gpu(t, kernels.F32), gpu(t, kernels.F16)}
-	// The real weights: Kokoro does not survive synthetic ones (see
-	// weights.Synthetic). The GPU machine gets the int8 artifact, which
-	// fits the transfer and is dequantized to float32 here.
-	id := weights.KokoroV1
-	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
-		id = weights.KokoroV1Int8
-	}
-	a, synthetic := artifactFor(t, id)
-	if synthetic {
-		t.Skipf("SKIPPED: Kokoro needs its real weights (%s or %s) in the model cache", weights.KokoroV1, weights.KokoroV1Int8)
-	}
-	w, err := kokoro.NewWeights(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, _, err := vocab.Encode(paragraphPhonemes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	style := make([]float32, 256)
-	for i := range style {
-		style[i] = 0.1 * float32(math.Sin(float64(i)))
-	}
+	a, w, ids, style := gpuKokoro(t)
 	run := func(b kernels.Backend) (*kokoro.Trace, time.Duration, time.Duration) {
 		m, err := kokoro.New(graph.NewEngine(b), w)
 		if err != nil {
