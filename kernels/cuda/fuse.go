@@ -611,12 +611,16 @@ func (g *linGroup) source(steps []kernels.Step) (name, source string, err error)
 			fmt.Fprintf(&ready, "\t\tif (s%d < 0 || s%d + rows%d > dim%d) {\n\t\t\tif (blockIdx.x == 0 && threadIdx.x == 0) fail(err, 2);\n\t\t\treturn false;\n\t\t}\n", k, k, k, k)
 		}
 	}
+	if g.parts[0].norm >= 0 || comb {
+		// The prologue's rows, which the products then read.
+		src.WriteString("\textern __shared__ float4 fl_rows[];\n\tx = (const float*)fl_rows;\n")
+	}
 	if g.parts[0].norm >= 0 {
-		src.WriteString("\textern __shared__ float4 fl_rows[];\n\t__shared__ double sd[32];\n\tx = (const float*)fl_rows;\n")
+		src.WriteString("\t__shared__ double sd[32];\n")
 		ready.WriteString("\t\trow_norm_rows(xin, lnw, lnb, (float*)fl_rows, M, K, eps, sd);\n")
 	}
 	if comb {
-		src.WriteString("\textern __shared__ float4 fl_rows[];\n\t__shared__ float fl_wz[8][ATT_MAX_SPLITS];\n\tx = (const float*)fl_rows;\n")
+		src.WriteString("\t__shared__ float fl_wz[8][ATT_MAX_SPLITS];\n")
 		ready.WriteString("\t\tfor (int r = threadIdx.x >> 5; r < prows; r += blockDim.x >> 5)\n")
 		ready.WriteString("\t\t\tcombine_row(part + (i64)r * psplits * (pdv + 2), psplits, pdv, (float*)fl_rows + (i64)r * pdv, fl_wz[threadIdx.x >> 5]);\n")
 		ready.WriteString("\t\t__syncthreads();\n")

@@ -411,9 +411,9 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer, combine bool) 
 	if batch == 0 || a.n == 0 {
 		return nil
 	}
-	if a.n <= attRowsMax && a.d == decD && a.dv == decD {
+	if splits := decodeSplits(s); splits > 0 {
 		// A decoder step with heads of 64: the latency-bound kernel.
-		a.splits = int32(decodeSplits(s))
+		a.splits = int32(splits)
 		if a.splits > 1 {
 			a.part = uint64(q.scratch.ptr)
 		}
