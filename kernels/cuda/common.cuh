@@ -1,4 +1,4 @@
-// Helpers shared by the hand-written kernels (kernels.cu) and the kernels
+// Helpers shared by the hand-written kernels (kernels.cu, attention.cu) and the kernels
 // the backend generates around them (fused products, fuse.go): typedefs,
 // reductions, error reporting, and the cores of the weight-only int8
 // product and of the row norm, written as device functions so that a
@@ -27,6 +27,21 @@ __device__ __forceinline__ void wait_inputs() {
 
 // fail records the first error code of a queue.
 __device__ __forceinline__ void fail(int* err, int code) { atomicCAS(err, 0, code); }
+
+// f32_to_f16 and f32_to_bf16 round to nearest even (as the CPU's
+// conversions), by bit manipulation so no header is needed.
+__device__ __forceinline__ unsigned short f32_to_f16(float f) {
+	unsigned short h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+
+__device__ __forceinline__ unsigned short f32_to_bf16(float f) {
+	unsigned u = __float_as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40); // NaN stays NaN
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (unsigned short)(u >> 16);
+}
 
 __device__ __forceinline__ i64 index_at(const void* p, int is64, i64 i) {
 	return is64 ? ((const i64*)p)[i] : (i64)((const int*)p)[i];

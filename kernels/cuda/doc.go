@@ -28,10 +28,15 @@
 // by kernels/codegen, compiled by NVRTC for the device's architecture and
 // cached on disk ($FORGE_KERNELS, else the user cache's forge/kernels),
 // keyed by a hash of the source, the architecture and the NVRTC and driver
-// versions, so a second process loads instead of compiling. Matrix products
+// versions, so a second process loads instead of compiling. NVRTC gives
+// the device's machine code (a cubin), so the driver compiles nothing
+// either; FORGE_CUDA_PTX=1 caches PTX instead, as does an NVRTC older than
+// 11.1, and a cubin the driver cannot load falls back to PTX. A plan's
+// kernels, and the two hand-written programs, compile at the same time,
+// one per core. Matrix products
 // run on cuBLASLt (f32; with Options.Precision f16 or bf16 the operands are
 // rounded to half precision, weights once, and accumulated in f32). The
-// other ops are hand-written CUDA C in kernels.cu: attention with the
+// other ops are hand-written CUDA C in kernels.cu and attention.cu: attention with the
 // scores kept on chip (online softmax over key tiles in shared memory;
 // tensor cores for half-precision products; for a decoder step's few
 // query rows, keys split between blocks and, for heads of 64, a kernel

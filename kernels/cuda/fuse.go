@@ -480,16 +480,9 @@ func sameView(a, b kernels.View) bool {
 	return true
 }
 
-// prepare generates and compiles the group's kernel.
-func (g *linGroup) prepare(b *Backend, steps []kernels.Step) error {
-	name, src, err := g.source(steps)
-	if err != nil {
-		return err
-	}
-	fn, err := b.mods.function(name, src)
-	if err != nil {
-		return err
-	}
+// prepare sets up the group's launch with its compiled kernel (the
+// function of g.source's program).
+func (g *linGroup) prepare(b *Backend, steps []kernels.Step, fn driver.Function) error {
 	g.fn = fn
 	cols := 0
 	for _, f := range g.parts {
@@ -508,7 +501,7 @@ func (g *linGroup) prepare(b *Backend, steps []kernels.Step) error {
 		per, err = b.drv.OccupancyMaxActiveBlocks(fn, 256, int(g.shared))
 		return err
 	}); err != nil {
-		return fmt.Errorf("cuda: occupancy of %s: %w", name, err)
+		return fmt.Errorf("cuda: occupancy of the merged product: %w", err)
 	}
 	g.grid = min(blocks(int64(cols)*32, 256), uint32(b.info.SMs*max(per, 1)))
 	return nil

@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -20,21 +22,31 @@ import (
 //go:embed common.cuh
 var commonSource string
 
-// kernelsSource holds the hand-written kernels (after commonSource).
+// kernelsSource holds the hand-written kernels other than attention (after
+// commonSource).
 //
 //go:embed kernels.cu
 var kernelsSource string
 
-// fixedSource is the program of the hand-written kernels.
-var fixedSource = commonSource + kernelsSource
+// attentionSource holds the hand-written attention kernels (after
+// commonSource).
+//
+//go:embed attention.cu
+var attentionSource string
 
-// modules compiles CUDA C with NVRTC and loads it, caching the PTX in
+// modules compiles CUDA C with NVRTC and loads it, caching the result in
 // memory and on disk (keyed by a hash of the source, the architecture and
 // the NVRTC and driver versions), so a second process starts without
 // compiling.
+//
+// The result is the device's machine code (a cubin) where NVRTC can give
+// it, so that neither a second process nor the first one's driver compiles
+// anything; else PTX, which the driver compiles on loading (and caches in
+// its own JIT cache, which a machine may not keep).
 type modules struct {
-	b   *Backend
-	dir string
+	b      *Backend
+	dir    string
+	binary bool // cubins rather than PTX
 
 	mu  sync.Mutex
 	fns map[string]driver.Function // by kernel name
@@ -46,21 +58,42 @@ type modules struct {
 }
 
 func newModules(b *Backend, dir string) *modules {
-	return &modules{b: b, dir: dir, fns: map[string]driver.Function{}}
+	binary := b.nv.CanCompileBinary() && os.Getenv("FORGE_CUDA_PTX") == ""
+	return &modules{b: b, dir: dir, binary: binary, fns: map[string]driver.Function{}}
 }
 
-// fixedKernels lists the entry points of kernels.cu.
-var fixedKernels = []string{
-	"forge_softmax", "forge_layer_norm", "forge_layer_norm_warp", "forge_group_norm", "forge_attention", "forge_attention_rows", "forge_attention_decode", "forge_attention_combine",
-	"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
-	"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
-	"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",
-	"forge_to_half", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_attention_tc", "forge_attention_kv_half", "forge_attention_fa", "forge_transpose",
+// fixedProgram is a hand-written program and the entry points it defines.
+type fixedProgram struct {
+	name, src string
+	kernels   []string
+}
+
+// fixedPrograms are the hand-written kernels: two programs, so that NVRTC
+// compiles them at the same time.
+var fixedPrograms = []fixedProgram{
+	{"kernels.cu", commonSource + kernelsSource, []string{
+		"forge_softmax", "forge_layer_norm", "forge_layer_norm_warp", "forge_group_norm",
+		"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
+		"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
+		"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",
+		"forge_to_half", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_transpose",
+	}},
+	{"attention.cu", commonSource + attentionSource, []string{
+		"forge_attention", "forge_attention_rows", "forge_attention_decode", "forge_attention_combine",
+		"forge_attention_tc", "forge_attention_kv_half", "forge_attention_fa",
+	}},
 }
 
 // loadFixed compiles (or loads from the cache) the hand-written kernels.
 func (m *modules) loadFixed() error {
-	if _, err := m.load("kernels.cu", fixedSource, fixedKernels); err != nil {
+	var jobs []func() error
+	for _, p := range fixedPrograms {
+		jobs = append(jobs, func() error {
+			_, err := m.load(p.name, p.src, p.kernels)
+			return err
+		})
+	}
+	if err := parallel(jobs); err != nil {
 		return err
 	}
 	// Attention's tiles for the largest heads need more than the 48 KiB of
@@ -90,34 +123,100 @@ func (m *modules) function(name, src string) (driver.Function, error) {
 	return fns[0], nil
 }
 
-// load compiles src (or reads its PTX from the disk cache), loads the
-// module and looks up names in it.
+// kernelSource is a generated kernel to compile: its entry point's name
+// and the program that defines it.
+type kernelSource struct{ name, src string }
+
+// functions returns the kernels of srcs, compiling those not loaded yet at
+// the same time (NVRTC programs are independent; a plan's kernels compile
+// on as many cores as the host has rather than one after another).
+func (m *modules) functions(srcs []kernelSource) ([]driver.Function, error) {
+	todo := map[string]string{}
+	m.mu.Lock()
+	for _, k := range srcs {
+		if _, ok := m.fns[k.name]; !ok {
+			todo[k.name] = k.src
+		}
+	}
+	m.mu.Unlock()
+	var jobs []func() error
+	for name, src := range todo {
+		jobs = append(jobs, func() error {
+			_, err := m.load(name, src, []string{name})
+			return err
+		})
+	}
+	if err := parallel(jobs); err != nil {
+		return nil, err
+	}
+	fns := make([]driver.Function, len(srcs))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range srcs {
+		fns[i] = m.fns[k.name]
+	}
+	return fns, nil
+}
+
+// parallel runs jobs at the same time, at most GOMAXPROCS at once, and
+// returns their errors joined.
+func parallel(jobs []func() error) error {
+	errs := make(chan error, len(jobs))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, job := range jobs {
+		go func() {
+			slots <- struct{}{}
+			err := job()
+			<-slots
+			errs <- err
+		}()
+	}
+	var failed []error
+	for range jobs {
+		if err := <-errs; err != nil {
+			failed = append(failed, err)
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// load compiles src (or reads its machine code or PTX from the disk
+// cache), loads the module and looks up names in it.
 func (m *modules) load(what, src string, names []string) ([]driver.Function, error) {
 	b := m.b
-	arch := fmt.Sprintf("compute_%d%d", b.info.Major, b.info.Minor)
+	m.mu.Lock()
+	binary := m.binary
+	m.mu.Unlock()
+	arch, ext, compile := fmt.Sprintf("compute_%d%d", b.info.Major, b.info.Minor), ".ptx", b.nv.Compile
+	if binary {
+		arch, ext, compile = fmt.Sprintf("sm_%d%d", b.info.Major, b.info.Minor), ".cubin", b.nv.CompileBinary
+	}
 	major, minor := b.nv.Version()
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00nvrtc %d.%d\x00driver %d\x00%s", arch, major, minor, b.drv.Version(), src)
 	key := hex.EncodeToString(h.Sum(nil))[:32]
 	var path string
 	if m.dir != "" {
-		path = filepath.Join(m.dir, key+".ptx")
+		path = filepath.Join(m.dir, key+ext)
 	}
 	start := time.Now()
-	ptx, err := os.ReadFile(path)
-	fromCache := err == nil && len(ptx) > 0
+	code, err := os.ReadFile(path)
+	fromCache := err == nil && len(code) > 0
 	if !fromCache {
 		var log string
-		ptx, log, err = b.nv.Compile(src, what, nvrtc.ArchOption(arch), "--std=c++14")
+		code, log, err = compile(src, what, nvrtc.ArchOption(arch), "--std=c++14")
 		if err != nil {
 			return nil, fmt.Errorf("cuda: compiling %s: %w", what, err)
 		}
 		_ = log // warnings only
 		if path != "" {
-			writeCache(path, ptx)
+			writeCache(path, code)
 		}
 	}
-	image := append(ptx[:len(ptx):len(ptx)], 0) // the driver reads a NUL-terminated PTX image
+	image := code
+	if !binary {
+		image = append(code[:len(code):len(code)], 0) // the driver reads a NUL-terminated PTX image
+	}
 	fns := make([]driver.Function, len(names))
 	err = b.th.Do(func() error {
 		mod, err := b.drv.ModuleLoadData(image)
@@ -135,6 +234,14 @@ func (m *modules) load(what, src string, names []string) ([]driver.Function, err
 		if fromCache {
 			// A damaged cache file must not break the backend: compile anew.
 			_ = os.Remove(path)
+			return m.load(what, src, names)
+		}
+		if binary {
+			// NVRTC's machine code is newer than the driver can load:
+			// from now on the driver compiles PTX, as it always can.
+			m.mu.Lock()
+			m.binary = false
+			m.mu.Unlock()
 			return m.load(what, src, names)
 		}
 		return nil, fmt.Errorf("cuda: loading %s: %w", what, err)
@@ -168,7 +275,7 @@ func writeCache(path string, data []byte) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ptx-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kernel-*")
 	if err != nil {
 		return
 	}

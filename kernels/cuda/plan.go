@@ -34,12 +34,24 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 			combined[c] = true
 		}
 	}
+	// The plan's generated kernels are lowered first and compiled all at
+	// once (modules.functions), then each launch is set up with its own.
+	var srcs []kernelSource
+	var binds []func(driver.Function) error
 	for i := range steps {
 		s := &steps[i]
 		if g := groups[i]; g != nil {
-			if err := g.prepare(b, steps); err != nil {
+			name, src, err := g.source(steps)
+			if err != nil {
 				return nil, fmt.Errorf("cuda: step %d (%s) merged with %v: %w", i, s.Name, g.steps(), err)
 			}
+			srcs = append(srcs, kernelSource{name, src})
+			binds = append(binds, func(fn driver.Function) error {
+				if err := g.prepare(b, steps, fn); err != nil {
+					return fmt.Errorf("cuda: step %d (%s) merged with %v: %w", i, s.Name, g.steps(), err)
+				}
+				return nil
+			})
 			p.items = append(p.items, planItem{step: i, lin: g})
 			continue
 		}
@@ -49,15 +61,16 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 		p.scratch = max(p.scratch, scratchBytes(s, b))
 		p.items = append(p.items, planItem{step: i, partials: combined[i]})
 		var f *preparedFused
+		var src kernelSource
 		var err error
 		switch s.Op {
 		case kernels.OpFused:
 			if _, ok := transposeOf(s); ok {
 				continue // forge_transpose, launched as the step
 			}
-			f, err = b.prepareFused(s)
+			f, src, err = b.prepareFused(s)
 		case kernels.OpReduce:
-			f, err = b.prepareReduce(s)
+			f, src, err = b.prepareReduce(s)
 		default:
 			continue
 		}
@@ -65,6 +78,19 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 			return nil, fmt.Errorf("cuda: step %d (%s): %w", i, s.Name, err)
 		}
 		p.fused[i] = f
+		if !f.empty {
+			srcs = append(srcs, src)
+			binds = append(binds, func(fn driver.Function) error { f.fn = fn; return nil })
+		}
+	}
+	fns, err := b.mods.functions(srcs)
+	if err != nil {
+		return nil, err
+	}
+	for i, bind := range binds {
+		if err := bind(fns[i]); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -80,7 +106,8 @@ type planItem struct {
 }
 
 // preparedFused is a generated kernel (a fused step or a reduction)
-// lowered and compiled once.
+// lowered and compiled once: prepareFused and prepareReduce lower it and
+// return its source, and Plan sets fn once that is compiled.
 type preparedFused struct {
 	fn     driver.Function
 	slots  []int // buffer slot of each operand, output first
@@ -90,50 +117,42 @@ type preparedFused struct {
 	empty  bool
 }
 
-func (b *Backend) prepareReduce(s *kernels.Step) (*preparedFused, error) {
+func (b *Backend) prepareReduce(s *kernels.Step) (*preparedFused, kernelSource, error) {
 	r, err := codegen.LowerReduce(s, codegen.CUDA)
 	if err != nil {
-		return nil, err
+		return nil, kernelSource{}, err
 	}
 	if r.Outputs == 0 {
-		return &preparedFused{empty: true}, nil
+		return &preparedFused{empty: true}, kernelSource{}, nil
 	}
 	src, err := r.Kernel.Source(codegen.CUDA)
 	if err != nil {
-		return nil, err
+		return nil, kernelSource{}, err
 	}
-	fn, err := b.mods.function(r.Kernel.Name, src)
-	if err != nil {
-		return nil, err
-	}
-	pf := &preparedFused{fn: fn, params: r.Params(), slots: []int{s.Out[0].Slot, s.In[0].Slot}, block: codegen.ReduceThreads, grid: min(uint32(r.Outputs), uint32(b.info.SMs*16))}
+	pf := &preparedFused{params: r.Params(), slots: []int{s.Out[0].Slot, s.In[0].Slot}, block: codegen.ReduceThreads, grid: min(uint32(r.Outputs), uint32(b.info.SMs*16))}
 	if r.Kernel.PerThread {
 		pf.block, pf.grid = 128, min(blocks(int64(r.Outputs), 128), uint32(b.info.SMs*16))
 	}
-	return pf, nil
+	return pf, kernelSource{r.Kernel.Name, src}, nil
 }
 
-func (b *Backend) prepareFused(s *kernels.Step) (*preparedFused, error) {
+func (b *Backend) prepareFused(s *kernels.Step) (*preparedFused, kernelSource, error) {
 	f, err := codegen.LowerFused(s)
 	if err != nil {
-		return nil, err
+		return nil, kernelSource{}, err
 	}
 	if f.Len() == 0 {
-		return &preparedFused{empty: true}, nil
+		return &preparedFused{empty: true}, kernelSource{}, nil
 	}
 	src, err := f.Kernel.Source(codegen.CUDA)
 	if err != nil {
-		return nil, err
+		return nil, kernelSource{}, err
 	}
-	fn, err := b.mods.function(f.Kernel.Name, src)
-	if err != nil {
-		return nil, err
-	}
-	pf := &preparedFused{fn: fn, params: f.Params(), block: 256, grid: min(blocks(int64(f.Len()), 256), uint32(b.info.SMs*32))}
+	pf := &preparedFused{params: f.Params(), block: 256, grid: min(blocks(int64(f.Len()), 256), uint32(b.info.SMs*32))}
 	for _, v := range f.Views {
 		pf.slots = append(pf.slots, v.Slot)
 	}
-	return pf, nil
+	return pf, kernelSource{f.Kernel.Name, src}, nil
 }
 
 // launch runs a prepared fused step.

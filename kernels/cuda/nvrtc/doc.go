@@ -1,5 +1,6 @@
 // Package nvrtc binds NVIDIA's runtime compiler (libnvrtc) through purego,
-// without cgo, so that generated CUDA C becomes PTX in-process.
+// without cgo, so that generated CUDA C becomes PTX, or a real
+// architecture's machine code (a cubin), in-process.
 //
 // It needs no GPU and no driver: compiling to PTX is pure host work, which
 // is why CI checks every generated kernel with it (Debian's non-free

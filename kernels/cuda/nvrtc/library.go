@@ -27,6 +27,9 @@ type Library struct {
 	ptx           func(prog uintptr, buf *byte) int32
 	logSize       func(prog uintptr, size *uintptr) int32
 	log           func(prog uintptr, buf *byte) int32
+	// cubinSize and cubin are nil where NVRTC predates them (11.1).
+	cubinSize func(prog uintptr, size *uintptr) int32
+	cubin     func(prog uintptr, buf *byte) int32
 }
 
 // librarySpec says where NVRTC is looked for (see the package
@@ -78,6 +81,14 @@ func bind(lib *dl.Library) (*Library, error) {
 		}
 		purego.RegisterFunc(s.fn, addr)
 	}
+	// Machine code straight from NVRTC is optional: without it callers
+	// compile to PTX and leave the last step to the driver.
+	if size, _, err := lib.Sym("nvrtcGetCUBINSize"); err == nil {
+		if code, _, err := lib.Sym("nvrtcGetCUBIN"); err == nil {
+			purego.RegisterFunc(&l.cubinSize, size)
+			purego.RegisterFunc(&l.cubin, code)
+		}
+	}
 	var maj, mnr int32
 	if r := l.version(&maj, &mnr); r != 0 {
 		return nil, fmt.Errorf("nvrtc: %s: nvrtcVersion: %s", lib.Path, l.status(r))
@@ -118,6 +129,31 @@ func cString(p uintptr) string {
 // the program log (warnings; empty when there are none). A rejected source
 // gives a *CompileError carrying the log.
 func (l *Library) Compile(src, name string, options ...string) (ptx []byte, log string, err error) {
+	ptx, log, err = l.build(src, name, options, "PTX", l.ptxSize, l.ptx)
+	// The PTX is NUL-terminated; keep the text only.
+	for len(ptx) > 0 && ptx[len(ptx)-1] == 0 {
+		ptx = ptx[:len(ptx)-1]
+	}
+	return ptx, log, err
+}
+
+// CanCompileBinary reports whether CompileBinary is available (NVRTC 11.1
+// and later).
+func (l *Library) CanCompileBinary() bool { return l.cubin != nil }
+
+// CompileBinary is Compile for a real architecture (ArchOption("sm_90")):
+// it returns the machine code (a cubin, which the driver loads without
+// compiling) instead of PTX.
+func (l *Library) CompileBinary(src, name string, options ...string) (cubin []byte, log string, err error) {
+	if l.cubin == nil {
+		return nil, "", fmt.Errorf("nvrtc: %s (NVRTC %d.%d) cannot return machine code", l.path, l.major, l.minor)
+	}
+	return l.build(src, name, options, "cubin", l.cubinSize, l.cubin)
+}
+
+// build compiles src and copies out one of the program's results (PTX or
+// cubin) through its size and copy entry points.
+func (l *Library) build(src, name string, options []string, what string, size func(uintptr, *uintptr) int32, get func(uintptr, *byte) int32) (out []byte, log string, err error) {
 	var prog uintptr
 	if r := l.createProgram(&prog, src, name, 0, nil, nil); r != 0 {
 		return nil, "", fmt.Errorf("nvrtc: creating program %s: %s", name, l.status(r))
@@ -150,18 +186,14 @@ func (l *Library) Compile(src, name string, options ...string) (ptx []byte, log 
 		return nil, "", lerr
 	}
 	var n uintptr
-	if r := l.ptxSize(prog, &n); r != 0 {
-		return nil, log, fmt.Errorf("nvrtc: PTX size of %s: %s", name, l.status(r))
+	if r := size(prog, &n); r != 0 {
+		return nil, log, fmt.Errorf("nvrtc: %s size of %s: %s", what, name, l.status(r))
 	}
 	buf := make([]byte, n)
 	if n > 0 {
-		if r := l.ptx(prog, &buf[0]); r != 0 {
-			return nil, log, fmt.Errorf("nvrtc: PTX of %s: %s", name, l.status(r))
+		if r := get(prog, &buf[0]); r != 0 {
+			return nil, log, fmt.Errorf("nvrtc: %s of %s: %s", what, name, l.status(r))
 		}
-	}
-	// The PTX is NUL-terminated; keep the text only.
-	for len(buf) > 0 && buf[len(buf)-1] == 0 {
-		buf = buf[:len(buf)-1]
 	}
 	return buf, log, nil
 }

@@ -29,8 +29,9 @@ func (e *CompileError) Error() string {
 	return fmt.Sprintf("nvrtc: compiling %s: %s (%d):\n%s", e.Name, e.Status, e.Result, strings.TrimSpace(e.Log))
 }
 
-// ArchOption returns the option that compiles for a virtual architecture,
-// e.g. ArchOption("compute_90").
+// ArchOption returns the option that compiles for an architecture: a
+// virtual one for PTX (ArchOption("compute_90")), a real one for machine
+// code (ArchOption("sm_90")).
 func ArchOption(arch string) string { return "--gpu-architecture=" + arch }
 
 // load is the process-wide library: loaded once, on first use, and never

@@ -64,6 +64,26 @@ func TestCompile(t *testing.T) {
 	}
 }
 
+// TestCompileBinary checks that a real architecture gives machine code: an
+// ELF image, which the driver loads without compiling.
+func TestCompileBinary(t *testing.T) {
+	l := library(t)
+	if !l.CanCompileBinary() {
+		t.Skipf("SKIPPING: NVRTC %s returns no machine code", l.Path())
+	}
+	src := `extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }`
+	bin, _, err := l.CompileBinary(src, "twice.cu", nvrtc.ArchOption("sm_90"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bin) < 64 || string(bin[:4]) != "\x7fELF" || !strings.Contains(string(bin), "twice") {
+		t.Fatalf("%d bytes, not an ELF image naming the kernel", len(bin))
+	}
+	if _, _, err := l.CompileBinary(`extern "C" __global__ void k(float* x) { x[0] = y; }`, "bad.cu", nvrtc.ArchOption("sm_90")); err == nil {
+		t.Fatal("a bad source compiled")
+	}
+}
+
 func TestOpenPathMissing(t *testing.T) {
 	if _, err := nvrtc.OpenPath("/nonexistent/libnvrtc.so"); err == nil {
 		t.Fatal("opening a missing library succeeded")

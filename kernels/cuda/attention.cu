@@ -1,0 +1,764 @@
+// Forge's hand-written attention kernels: softmax(q·kᵀ + mask)·v with the
+// scores kept on the chip, in float32 (forge_attention, _rows, _decode and
+// _combine) and on tensor cores in half precision (forge_attention_tc,
+// _kv_half, _fa). A program of its own beside kernels.cu, after
+// common.cuh, so that the two compile at the same time: these kernels are
+// most of NVRTC's and the PTX compiler's work.
+
+// ---------------------------------------------------------------------------
+// Attention
+
+// AttnArgs describes softmax(q·kᵀ + mask)·v over batched strided matrices:
+// q [n, d], k [s, d], v [s, dv] per batch element, out [n, dv] dense, mask
+// [n, s] (optional; its batch strides mb are zero where the batch shares
+// it). Batch coordinates come from up to four batch axes; each operand has
+// its own (possibly zero) batch strides.
+// Field order keeps the 8-byte fields first so the Go side lays it out
+// without padding.
+struct AttnArgs {
+	const float* q;
+	const float* k;
+	const float* v;
+	const float* mask;
+	float* o;
+	float* part; // forge_attention_rows with splits > 1: [batch·n][splits][dv + 2] partial results
+	i64 qb[4], kb[4], vb[4], ob[4], mb[4];
+	i64 qr, qc, kr, kc, vr, vc, mr, mc;
+	int bshape[4];
+	int n, s, d, dv;
+	int nb, splits;
+};
+
+#define ATT_WARPS 8
+#define ATT_ROWS 4
+#define ATT_TILE 32
+#define ATT_MAXD 128
+
+// batch_offsets turns a block's batch index into each operand's offset
+// and returns the batch element's mask (null for none).
+__device__ __forceinline__ const float* batch_offsets(const AttnArgs& a, i64 bi, i64* qo, i64* ko, i64* vo, i64* oo) {
+	*qo = *ko = *vo = *oo = 0;
+	i64 mo = 0;
+	for (int t = a.nb - 1; t >= 0; t--) {
+		i64 c = bi % a.bshape[t];
+		bi /= a.bshape[t];
+		*qo += c * a.qb[t];
+		*ko += c * a.kb[t];
+		*vo += c * a.vb[t];
+		*oo += c * a.ob[t];
+		mo += c * a.mb[t];
+	}
+	return a.mask ? a.mask + mo : nullptr;
+}
+
+// forge_attention: grid (ceil(n / (ATT_WARPS·ATT_ROWS)), batch), ATT_WARPS
+// warps per block, ATT_ROWS query rows per warp. Keys and values stream
+// through shared memory 32 at a time (one tile serves the block's 32 rows);
+// each lane scores one key of the tile for each of its warp's rows, the
+// warp keeps a running max and sum per row (online softmax), and lane l
+// accumulates output columns l, l+32, … The score matrix never leaves the
+// chip. Dynamic shared memory: K tile [32][d+1], V tile [32][dv+1], queries
+// [ATT_WARPS·ATT_ROWS][d].
+extern "C" __global__ void forge_attention(AttnArgs a) {
+	extern __shared__ float sm[];
+	int d1 = a.d + 1, dv1 = a.dv + 1;
+	float* ks = sm;
+	float* vs = ks + ATT_TILE * d1;
+	float* qs = vs + ATT_TILE * dv1;
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int row0 = (blockIdx.x * ATT_WARPS + warp) * ATT_ROWS;
+	i64 qo, ko, vo, oo;
+	// The batch item's mask goes through shared memory: a pointer held in
+	// registers across the loop made this kernel a third slower (Whisper's
+	// f32 encoder attention 918 → 1,248 µs a layer on the H100).
+	__shared__ const float* mask;
+	const float* m0 = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	if (threadIdx.x == 0) mask = m0;
+	for (int r = 0; r < ATT_ROWS; r++) {
+		int row = row0 + r;
+		for (int c = lane; c < a.d; c += 32)
+			qs[(warp * ATT_ROWS + r) * a.d + c] = row < a.n ? a.q[qo + row * a.qr + c * a.qc] : 0.f;
+	}
+	int nt = (a.dv + 31) / 32;
+	float acc[ATT_ROWS][ATT_MAXD / 32];
+	float m[ATT_ROWS], l[ATT_ROWS];
+	for (int r = 0; r < ATT_ROWS; r++) {
+		m[r] = -FINF;
+		l[r] = 0;
+		for (int t = 0; t < ATT_MAXD / 32; t++) acc[r][t] = 0;
+	}
+	for (int k0 = 0; k0 < a.s; k0 += ATT_TILE) {
+		__syncthreads();
+		int tk = min(ATT_TILE, a.s - k0);
+		// Consecutive threads load along whichever axis is contiguous in
+		// memory, so a key matrix stored transposed ([d, s]) still loads
+		// coalesced.
+		for (int e = threadIdx.x; e < ATT_TILE * a.d; e += blockDim.x) {
+			int j, c;
+			if (a.kc == 1) j = e / a.d, c = e % a.d;
+			else j = e % ATT_TILE, c = e / ATT_TILE;
+			ks[j * d1 + c] = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+		}
+		for (int e = threadIdx.x; e < ATT_TILE * a.dv; e += blockDim.x) {
+			int j, c;
+			if (a.vc == 1) j = e / a.dv, c = e % a.dv;
+			else j = e % ATT_TILE, c = e / ATT_TILE;
+			vs[j * dv1 + c] = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+		}
+		__syncthreads();
+		if (row0 >= a.n) continue;
+		float p[ATT_ROWS];
+		for (int r = 0; r < ATT_ROWS; r++) {
+			const float* qr = qs + (warp * ATT_ROWS + r) * a.d;
+			float sc = -FINF;
+			if (lane < tk) {
+				float dot = 0;
+				for (int c = 0; c < a.d; c++) dot = fmaf(qr[c], ks[lane * d1 + c], dot);
+				if (mask && row0 + r < a.n) dot += mask[(row0 + r) * a.mr + (i64)(k0 + lane) * a.mc];
+				sc = dot;
+			}
+			float mn = fmaxf(m[r], warp_max(sc));
+			if (mn == -FINF) {
+				p[r] = 0;
+				continue;
+			}
+			p[r] = lane < tk ? __expf(sc - mn) : 0.f;
+			float corr = __expf(m[r] - mn);
+			l[r] = l[r] * corr + warp_sum(p[r]);
+			for (int t = 0; t < ATT_MAXD / 32; t++) acc[r][t] *= corr;
+			m[r] = mn;
+		}
+		for (int j = 0; j < tk; j++) {
+			const float* vr = vs + j * dv1;
+			for (int r = 0; r < ATT_ROWS; r++) {
+				float pj = __shfl_sync(0xffffffffu, p[r], j);
+				for (int t = 0; t < ATT_MAXD / 32; t++)
+					if (t < nt && lane + 32 * t < a.dv) acc[r][t] = fmaf(pj, vr[lane + 32 * t], acc[r][t]);
+			}
+		}
+	}
+	for (int r = 0; r < ATT_ROWS; r++) {
+		int row = row0 + r;
+		if (row >= a.n) break;
+		float inv = 1.f / l[r];
+		for (int t = 0; t < ATT_MAXD / 32; t++) {
+			int c = lane + 32 * t;
+			if (t < nt && c < a.dv) a.o[oo + (i64)row * a.dv + c] = acc[r][t] * inv;
+		}
+	}
+}
+
+// forge_attention_rows serves a few query rows (a decoder step): grid (n,
+// batch, splits); block z takes the z-th of `splits` equal runs of keys, its
+// ATT_WARPS warps split that run (warp w takes tiles w, w+ATT_WARPS, …),
+// each lane scores one key straight from memory, and the warps' partial
+// softmax sums combine at the end: into the output when splits = 1, else
+// into a.part, which forge_attention_combine reduces. Shared memory: the
+// query row and the warps' partial results (static).
+extern "C" __global__ void forge_attention_rows(AttnArgs a) {
+	__shared__ float q[ATT_MAXD];
+	__shared__ float pacc[ATT_WARPS][ATT_MAXD];
+	__shared__ float pm[ATT_WARPS], pl[ATT_WARPS];
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int row = blockIdx.x;
+	i64 qo, ko, vo, oo;
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	int per = (a.s + a.splits - 1) / a.splits;
+	per = (per + ATT_TILE - 1) / ATT_TILE * ATT_TILE;
+	int kbeg = blockIdx.z * per, kend = min(a.s, kbeg + per);
+	for (int c = threadIdx.x; c < a.d; c += blockDim.x) q[c] = a.q[qo + row * a.qr + c * a.qc];
+	__syncthreads();
+	int nt = (a.dv + 31) / 32;
+	float acc[ATT_MAXD / 32];
+	for (int t = 0; t < ATT_MAXD / 32; t++) acc[t] = 0;
+	float m = -FINF, l = 0;
+	for (int k0 = kbeg + warp * ATT_TILE; k0 < kend; k0 += ATT_WARPS * ATT_TILE) {
+		int tk = min(ATT_TILE, kend - k0);
+		float sc = -FINF;
+		if (lane < tk) {
+			const float* kr = a.k + ko + (i64)(k0 + lane) * a.kr;
+			float dot = 0;
+#pragma unroll 8
+			for (int c = 0; c < a.d; c++) dot = fmaf(q[c], kr[(i64)c * a.kc], dot);
+			if (mask) dot += mask[row * a.mr + (i64)(k0 + lane) * a.mc];
+			sc = dot;
+		}
+		float mn = fmaxf(m, warp_max(sc));
+		if (mn == -FINF) continue;
+		float p = lane < tk ? __expf(sc - mn) : 0.f;
+		float corr = __expf(m - mn);
+		l = l * corr + warp_sum(p);
+		for (int t = 0; t < ATT_MAXD / 32; t++) acc[t] *= corr;
+		m = mn;
+#pragma unroll 4
+		for (int j = 0; j < tk; j++) {
+			float pj = __shfl_sync(0xffffffffu, p, j);
+			const float* vr = a.v + vo + (i64)(k0 + j) * a.vr;
+			for (int t = 0; t < ATT_MAXD / 32; t++)
+				if (t < nt && lane + 32 * t < a.dv) acc[t] = fmaf(pj, vr[(i64)(lane + 32 * t) * a.vc], acc[t]);
+		}
+	}
+	for (int t = 0; t < ATT_MAXD / 32; t++)
+		if (t < nt && lane + 32 * t < a.dv) pacc[warp][lane + 32 * t] = acc[t];
+	if (lane == 0) {
+		pm[warp] = m;
+		pl[warp] = l;
+	}
+	__syncthreads();
+	if (warp != 0) return;
+	float mx = -FINF;
+	for (int w = 0; w < ATT_WARPS; w++) mx = fmaxf(mx, pm[w]);
+	float tot = 0;
+	for (int w = 0; w < ATT_WARPS; w++) tot += pm[w] == -FINF ? 0.f : pl[w] * __expf(pm[w] - mx);
+	float* part = a.splits > 1 ? a.part + (((i64)blockIdx.y * a.n + row) * a.splits + blockIdx.z) * (a.dv + 2) : 0;
+	for (int t = 0; t < nt; t++) {
+		int c = lane + 32 * t;
+		if (c >= a.dv) break;
+		float v = 0;
+		for (int w = 0; w < ATT_WARPS; w++)
+			if (pm[w] != -FINF) v += pacc[w][c] * __expf(pm[w] - mx);
+		if (part) part[c] = v;
+		else a.o[oo + (i64)row * a.dv + c] = v / tot;
+	}
+	if (part && lane == 0) {
+		part[a.dv] = mx;
+		part[a.dv + 1] = tot;
+	}
+}
+
+// forge_attention_decode is forge_attention_rows for heads of 64 (d = dv
+// = 64), written for latency: a decoder step's attention moves little data
+// and is bound by how many dependent memory round trips each warp makes.
+// Grid (n, batch, splits), DEC_WARPS warps per block; block z takes the
+// z-th run of keys, each warp 32 keys at a time with one key per lane, and
+// every load a lane needs for a tile is independent of the others (fully
+// unrolled), so a tile costs about one round trip for the scores and one
+// for the values. Values in rows (vc = 1) are read one row per key, each
+// lane two columns; values stored transposed (Whisper's cross-attention
+// keeps [dh, s]) are read coalesced along the keys, each lane accumulating
+// its key's whole value row, and the warp transposes the sums through
+// shared memory once at the end. Partial results go to a.part as in
+// forge_attention_rows when splits > 1.
+#define DEC_WARPS 4
+#define DEC_D 64
+extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_decode(AttnArgs a) {
+	wait_inputs();
+	__shared__ float q[DEC_D];
+	__shared__ float red[DEC_WARPS][32][DEC_D + 1];
+	__shared__ float pm[DEC_WARPS], pl[DEC_WARPS];
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int row = blockIdx.x;
+	i64 qo, ko, vo, oo;
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	int per = (a.s + a.splits - 1) / a.splits;
+	per = (per + 31) / 32 * 32;
+	int kbeg = blockIdx.z * per, kend = min(a.s, kbeg + per);
+	for (int c = threadIdx.x; c < DEC_D; c += blockDim.x) q[c] = a.q[qo + row * a.qr + c * a.qc];
+	__syncthreads();
+	bool vt = a.vc != 1;
+	float acc[DEC_D];
+#pragma unroll
+	for (int c = 0; c < DEC_D; c++) acc[c] = 0;
+	float m = -FINF, l = 0;
+	for (int k0 = kbeg + warp * 32; k0 < kend; k0 += DEC_WARPS * 32) {
+		int key = k0 + lane;
+		bool live = key < kend;
+		// Every load of the tile is issued before the arithmetic that
+		// needs it, into registers, and none sits behind a branch: the
+		// compiler then keeps them all in flight (one memory round trip)
+		// instead of one or a few at a time.
+		const float* kp = a.k + ko + (i64)(live ? key : k0) * a.kr;
+		float kv[DEC_D];
+		if (a.kc == 1 && ((unsigned long long)kp & 15) == 0) {
+#pragma unroll
+			for (int c = 0; c < DEC_D; c += 4) {
+				float4 f = *(const float4*)(kp + c);
+				kv[c] = f.x, kv[c + 1] = f.y, kv[c + 2] = f.z, kv[c + 3] = f.w;
+			}
+		} else {
+#pragma unroll
+			for (int c = 0; c < DEC_D; c++) kv[c] = kp[(i64)c * a.kc];
+		}
+		float dot = mask ? mask[row * a.mr + (i64)(live ? key : k0) * a.mc] : 0.f;
+		float dots[4] = {0, 0, 0, 0};
+#pragma unroll
+		for (int c = 0; c < DEC_D; c++) dots[c & 3] = fmaf(q[c], kv[c], dots[c & 3]);
+		float sc = live ? dot + ((dots[0] + dots[1]) + (dots[2] + dots[3])) : -FINF;
+		float mn = fmaxf(m, warp_max(sc));
+		if (mn == -FINF) continue;
+		float p = live ? __expf(sc - mn) : 0.f;
+		float corr = __expf(m - mn);
+		l = l * corr + warp_sum(p);
+		m = mn;
+		if (vt) {
+			const float* vp = a.v + vo + (i64)(live ? key : k0) * a.vr;
+#pragma unroll
+			for (int c = 0; c < DEC_D; c++) kv[c] = vp[(i64)c * a.vc];
+#pragma unroll
+			for (int c = 0; c < DEC_D; c++) acc[c] = fmaf(p, kv[c], acc[c] * corr);
+		} else {
+			// Lanes past the last key hold p = 0 and read the last key's
+			// row, so the loop has no branch.
+			int last = min(32, kend - k0) - 1;
+			float v0[32], v1[32];
+#pragma unroll
+			for (int j = 0; j < 32; j++) {
+				const float* vr = a.v + vo + (i64)(k0 + min(j, last)) * a.vr;
+				v0[j] = vr[lane];
+				v1[j] = vr[lane + 32];
+			}
+			acc[0] *= corr;
+			acc[1] *= corr;
+#pragma unroll
+			for (int j = 0; j < 32; j++) {
+				float pj = __shfl_sync(0xffffffffu, p, j);
+				acc[0] = fmaf(pj, v0[j], acc[0]);
+				acc[1] = fmaf(pj, v1[j], acc[1]);
+			}
+		}
+	}
+	float o0 = acc[0], o1 = acc[1];
+	if (vt) {
+#pragma unroll
+		for (int c = 0; c < DEC_D; c++) red[warp][lane][c] = acc[c];
+		__syncwarp();
+		o0 = o1 = 0;
+		for (int j = 0; j < 32; j++) {
+			o0 += red[warp][j][lane];
+			o1 += red[warp][j][lane + 32];
+		}
+		__syncwarp();
+	}
+	red[warp][0][lane] = o0;
+	red[warp][0][lane + 32] = o1;
+	if (lane == 0) {
+		pm[warp] = m;
+		pl[warp] = l;
+	}
+	__syncthreads();
+	if (warp != 0) return;
+	float mx = -FINF;
+	for (int w = 0; w < DEC_WARPS; w++) mx = fmaxf(mx, pm[w]);
+	float tot = 0, v0 = 0, v1 = 0;
+	for (int w = 0; w < DEC_WARPS; w++) {
+		if (pm[w] == -FINF) continue;
+		float f = __expf(pm[w] - mx);
+		tot += pl[w] * f;
+		v0 += red[w][0][lane] * f;
+		v1 += red[w][0][lane + 32] * f;
+	}
+	if (a.splits > 1) {
+		float* part = a.part + (((i64)blockIdx.y * a.n + row) * a.splits + blockIdx.z) * (a.dv + 2);
+		part[lane] = v0;
+		part[lane + 32] = v1;
+		if (lane == 0) {
+			part[a.dv] = mx;
+			part[a.dv + 1] = tot;
+		}
+		return;
+	}
+	a.o[oo + (i64)row * a.dv + lane] = v0 / tot;
+	a.o[oo + (i64)row * a.dv + lane + 32] = v1 / tot;
+}
+
+// forge_attention_combine reduces forge_attention_rows' (and _decode's)
+// partial results (combine_row): one warp per (batch, row); grid (n,
+// batch); at most ATT_MAX_SPLITS splits.
+extern "C" __global__ void forge_attention_combine(AttnArgs a) {
+	wait_inputs();
+	__shared__ float wz[ATT_MAX_SPLITS];
+	int row = blockIdx.x;
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	combine_row(a.part + ((i64)blockIdx.y * a.n + row) * a.splits * (a.dv + 2), a.splits, a.dv, a.o + oo + (i64)row * a.dv, wz);
+}
+
+// ---------------------------------------------------------------------------
+// Tensor-core attention (half-precision products)
+
+// The tensor-core helpers take the half type as a template argument (BF:
+// bfloat16, else float16), and each kernel branches once, at its top, into
+// a body built for one type: a run-time flag tested beside every mma.sync
+// split the kernels' unrolled loops into blocks the compiler could not
+// interleave, so each chain of products waited on the one before.
+
+// pack2 packs two floats as two halves (x in the low half): an operand
+// register of mma.sync.
+template <bool BF>
+__device__ __forceinline__ unsigned pack2(float x, float y) {
+	unsigned lo = BF ? f32_to_bf16(x) : f32_to_f16(x);
+	unsigned hi = BF ? f32_to_bf16(y) : f32_to_f16(y);
+	return lo | (hi << 16);
+}
+
+// mma16816 is D = A·B + D for one 16×8×16 tile (f16 or bf16 inputs, f32
+// accumulation), in the register layouts of the PTX ISA's m16n8k16.
+template <bool BF>
+__device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsigned* b) {
+	if (BF) {
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+	} else {
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+	}
+}
+
+// shared_addr is the shared-memory address of p, as ldmatrix and cp.async
+// take it.
+__device__ __forceinline__ unsigned shared_addr(const void* p) {
+	unsigned a;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+	return a;
+}
+
+// ldsm_x4 loads four 8×8 matrices of 16-bit values from shared memory
+// (ldmatrix.x4) at shared address a: lane l gives the address of row l % 8
+// of matrix l / 8, a 16-byte-aligned run of 8 values, and receives in r[i]
+// the two values of matrix i at row l / 4, columns 2(l % 4) and 2(l % 4) +
+// 1, which is an mma.sync B fragment register when the matrix rows are B's
+// columns.
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned a) {
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+}
+
+#define TC_WARPS 4
+#define TC_KEYS 32
+#define TC_D 64
+#define TC_KS 72 // halves per key row of a warp's key tile (64 + 8: no bank conflicts)
+#define TC_VS 40 // halves per column of a warp's transposed value tile (32 + 8)
+
+// Pieces the two tensor-core attention kernels share. A warp owns 16
+// query rows: lane (g, q4) = (lane / 4, lane % 4) holds rows g and g + 8 of
+// every fragment, as mma.sync.m16n8k16 lays them out.
+
+// tc_load_q fills the warp's Q fragments (A operands, row-major) for the
+// four 16-wide k-steps over d = 64, rows row0 … row0 + 15 (zero past n).
+template <bool BF>
+__device__ __forceinline__ void tc_load_q(unsigned (&qa)[4][4], const AttnArgs& a, i64 qo, int row0, int g, int q4) {
+	for (int kk = 0; kk < 4; kk++)
+		for (int h = 0; h < 2; h++)
+			for (int half = 0; half < 2; half++) {
+				int r = row0 + g + 8 * h, c = kk * 16 + half * 8 + q4 * 2;
+				float x0 = 0, x1 = 0;
+				if (r < a.n) {
+					x0 = a.q[qo + r * a.qr + (i64)c * a.qc];
+					x1 = a.q[qo + r * a.qr + (i64)(c + 1) * a.qc];
+				}
+				qa[kk][h + 2 * half] = pack2<BF>(x0, x1);
+			}
+}
+
+// tc_convert_tile converts a tile of keys keys (tk of them real, from k0)
+// into half precision: keys row-major into kt (ks halves apart), values
+// transposed into vT (vs halves per column); threads first, first + step,
+// … share the work, walking the axis that is contiguous in memory.
+template <bool BF>
+__device__ __forceinline__ void tc_convert_tile(unsigned short* kt, int ks, unsigned short* vT, int vs, const AttnArgs& a, i64 ko, i64 vo,
+	int k0, int tk, int keys, int first, int step) {
+	for (int e = first; e < keys * TC_D; e += step) {
+		int j, c;
+		if (a.kc == 1) j = e / TC_D, c = e % TC_D;
+		else j = e % keys, c = e / keys;
+		float x = j < tk ? a.k[ko + (i64)(k0 + j) * a.kr + (i64)c * a.kc] : 0.f;
+		kt[j * ks + c] = BF ? f32_to_bf16(x) : f32_to_f16(x);
+	}
+	for (int e = first; e < keys * TC_D; e += step) {
+		int j, c;
+		if (a.vc == 1) j = e / TC_D, c = e % TC_D;
+		else j = e % keys, c = e / keys;
+		float x = j < tk ? a.v[vo + (i64)(k0 + j) * a.vr + (i64)c * a.vc] : 0.f;
+		vT[c * vs + j] = BF ? f32_to_bf16(x) : f32_to_f16(x);
+	}
+}
+
+// tc_tile runs one tile of 8·NT keys for the warp's rows: S = Q·Kᵀ from
+// the half-precision key tile kt (keys row-major, ks halves apart), the
+// mask and the tile's bound (tk keys from k0), the online softmax update
+// of the running maxima m and sums l, and O += P·V from the transposed
+// value tile vT (vs halves per column).
+template <int NT, bool BF>
+__device__ __forceinline__ void tc_tile(float (&o)[8][4], float (&m)[2], float (&l)[2], const unsigned (&qa)[4][4],
+	const unsigned short* kt, int ks, const unsigned short* vT, int vs, const AttnArgs& a, const float* mask, int row0, int k0, int tk, int g, int q4) {
+	// B fragments come four registers at a time by ldmatrix: lanes 8i …
+	// 8i+7 address the rows of matrix i, the low and high 8 columns of one
+	// 16-wide k-step (i = 0, 1) and of the next (i = 2, 3).
+	const int lane = (g << 2) | q4;
+	const int lr = lane & 7, lc = (lane >> 4) * 16 + ((lane >> 3) & 1) * 8;
+	const unsigned ka = shared_addr(kt + lr * ks + lc), va = shared_addr(vT + lr * vs + lc);
+	float sc[NT][4];
+#pragma unroll
+	for (int j = 0; j < NT; j++) {
+		for (int t = 0; t < 4; t++) sc[j][t] = 0;
+#pragma unroll
+		for (int kk = 0; kk < 4; kk += 2) {
+			unsigned b[4];
+			ldsm_x4(b, ka + (j * 8 * ks + kk * 16) * 2);
+			mma16816<BF>(sc[j], qa[kk], b);
+			mma16816<BF>(sc[j], qa[kk + 1], b + 2);
+		}
+	}
+	// Mask, bounds, online softmax for rows g (t = 0, 1) and g+8 (t = 2, 3).
+	float mx[2] = {-FINF, -FINF};
+	if (!mask && tk == 8 * NT) {
+		// A whole tile without a mask (every tile of an encoder's but the
+		// last): no test per score.
+		for (int j = 0; j < NT; j++)
+			for (int t = 0; t < 4; t++) mx[t >> 1] = fmaxf(mx[t >> 1], sc[j][t]);
+	} else {
+		for (int j = 0; j < NT; j++)
+			for (int t = 0; t < 4; t++) {
+				int key = j * 8 + q4 * 2 + (t & 1), h = t >> 1;
+				int r = row0 + g + 8 * h;
+				float v = sc[j][t];
+				if (key >= tk) v = -FINF;
+				else if (mask && r < a.n) v += mask[r * a.mr + (i64)(k0 + key) * a.mc];
+				sc[j][t] = v;
+				mx[h] = fmaxf(mx[h], v);
+			}
+	}
+	float corr[2];
+	for (int h = 0; h < 2; h++) {
+		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+		float mn = fmaxf(m[h], mx[h]);
+		corr[h] = mn == -FINF ? 1.f : __expf(m[h] - mn);
+		m[h] = mn;
+	}
+	float rs[2] = {0, 0};
+	for (int j = 0; j < NT; j++)
+		for (int t = 0; t < 4; t++) {
+			int h = t >> 1;
+			sc[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
+			rs[h] += sc[j][t];
+		}
+	for (int h = 0; h < 2; h++) {
+		rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 1);
+		rs[h] += __shfl_xor_sync(0xffffffffu, rs[h], 2);
+		l[h] = l[h] * corr[h] + rs[h];
+	}
+	for (int j = 0; j < 8; j++) {
+		o[j][0] *= corr[0];
+		o[j][1] *= corr[0];
+		o[j][2] *= corr[1];
+		o[j][3] *= corr[1];
+	}
+	// O += P·V: the score tiles become A fragments, k-steps of 16 keys.
+	unsigned pa[NT / 2][4];
+#pragma unroll
+	for (int t2 = 0; t2 < NT / 2; t2++) {
+		pa[t2][0] = pack2<BF>(sc[2 * t2][0], sc[2 * t2][1]);
+		pa[t2][1] = pack2<BF>(sc[2 * t2][2], sc[2 * t2][3]);
+		pa[t2][2] = pack2<BF>(sc[2 * t2 + 1][0], sc[2 * t2 + 1][1]);
+		pa[t2][3] = pack2<BF>(sc[2 * t2 + 1][2], sc[2 * t2 + 1][3]);
+	}
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+#pragma unroll
+		for (int t2 = 0; t2 < NT / 2; t2 += 2) {
+			unsigned b[4];
+			ldsm_x4(b, va + (j * 8 * vs + t2 * 16) * 2);
+			mma16816<BF>(o[j], pa[t2], b);
+			mma16816<BF>(o[j], pa[t2 + 1], b + 2);
+		}
+	}
+}
+
+// Many query rows (an encoder's): keys and values converted once, then
+// streamed into shared memory by cp.async.
+//
+// forge_attention_tc64, before these, converted each 64-key tile from
+// float32 in every block, so for 1,500 keys and rows each head's keys and
+// values were read and converted 24 times, and its transposing stores
+// into shared memory hit the same banks: 139 µs a layer for one 30-s
+// window with 6 heads, 2.3 ms for 32 windows (H100), a fifth of what the
+// products' tensor cores allow.
+
+#define TQ_ROWS 64
+#define TQ_KEYS 64
+#define TQ_KS 72 // halves per key row of a key tile (64 + 8: no bank conflicts)
+#define TQ_VS 72 // halves per d row of a transposed value tile (64 + 8)
+
+// forge_attention_kv_half writes the half-precision copies the flash kernel
+// streams: per batch element b, keys [sp][64] row-major at kh + b·sp·64 and
+// values transposed, [64][sp], at kh + (batch + b)·sp·64, where sp is the
+// key count rounded up to 8 (so every 8-key run of a transposed row is one
+// aligned 16-byte word) and the padding is zero. Grid (ceil(sp / 64),
+// batch), 256 threads: a block transposes its 64 keys' values through
+// shared memory so both reads and writes run along memory.
+extern "C" __global__ void __launch_bounds__(256) forge_attention_kv_half(AttnArgs a, unsigned short* kh, int sp, int bf16) {
+	__shared__ unsigned short vt[64 * 66]; // [d][key], 66 halves apart: 33 words, a bank per d
+	i64 qo, ko, vo, oo;
+	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	int k0 = blockIdx.x * 64;
+	unsigned short* kd = kh + (i64)blockIdx.y * sp * 64;
+	unsigned short* vd = kh + ((i64)gridDim.y + blockIdx.y) * sp * 64;
+	// Every load of the tile is issued before the first store (a loop that
+	// stored as it loaded waited on each load in turn: 14 µs for a layer's
+	// 6 heads × 1,500 keys).
+	float x[16], y[16];
+#pragma unroll
+	for (int u = 0; u < 16; u++) {
+		int e = threadIdx.x + u * 256, j = e >> 6, c = e & 63, key = k0 + j;
+		x[u] = key < a.s ? a.k[ko + (i64)key * a.kr + (i64)c * a.kc] : 0.f;
+		y[u] = key < a.s ? a.v[vo + (i64)key * a.vr + (i64)c * a.vc] : 0.f;
+	}
+#pragma unroll
+	for (int u = 0; u < 16; u++) {
+		int e = threadIdx.x + u * 256, j = e >> 6, c = e & 63, key = k0 + j;
+		if (key < sp) kd[(i64)key * 64 + c] = bf16 ? f32_to_bf16(x[u]) : f32_to_f16(x[u]);
+		vt[c * 66 + j] = bf16 ? f32_to_bf16(y[u]) : f32_to_f16(y[u]);
+	}
+	__syncthreads();
+	for (int e = threadIdx.x; e < 64 * 64; e += blockDim.x) {
+		int c = e >> 6, j = e & 63, key = k0 + j;
+		if (key < sp) vd[(i64)c * sp + key] = vt[c * 66 + j];
+	}
+}
+
+// cp_async16 starts a copy of 16 bytes from global to shared memory that
+// does not wait for the data; with full false it writes 16 zero bytes and
+// reads nothing (src must still be a valid address).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool full) {
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_addr(dst)), "l"(src), "r"(full ? 16 : 0) : "memory");
+}
+
+// forge_attention_fa is forge_attention_tc for many query rows: grid
+// (ceil(n/64), batch), four warps of 16 query rows each that share every
+// 64-key tile of the half-precision copies forge_attention_kv_half wrote
+// (kh, sp as there). Tiles arrive by cp.async into two buffers, the next
+// while the block computes on the current one, and no partial results
+// need combining. The entry point asks for three blocks an SM (at most 170
+// registers a thread): at the 243 the compiler chose, two fitted, each
+// scheduler had two warps to pick from, and the kernel was bound by the
+// latency of each warp's chain of instructions (32 windows on an H100:
+// 961 → 837 µs a layer, without spills).
+template <bool BF>
+__device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned short* kh, int sp, unsigned short (*kt)[TQ_KEYS * TQ_KS], unsigned short (*vT)[TC_D * TQ_VS]) {
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int g = lane >> 2, q4 = lane & 3;
+	int row0 = blockIdx.x * TQ_ROWS + warp * 16;
+	i64 qo, ko, vo, oo;
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	const unsigned short* kg = kh + (i64)blockIdx.y * sp * 64;
+	const unsigned short* vg = kh + ((i64)gridDim.y + blockIdx.y) * sp * 64;
+	// A tile is 64 rows of 128 bytes for each of K and Vᵀ: 512 words of 16
+	// bytes each, four per thread.
+	auto load = [&](int st, int k0) {
+#pragma unroll
+		for (int u = 0; u < 4; u++) {
+			int e = threadIdx.x + u * 128, r = e >> 3, ch = (e & 7) * 8;
+			int key = k0 + r, kk = k0 + ch;
+			cp_async16(&kt[st][r * TQ_KS + ch], kg + (i64)min(key, sp - 1) * 64 + ch, key < sp);
+			cp_async16(&vT[st][r * TQ_VS + ch], vg + (i64)r * sp + min(kk, sp - 8), kk < sp);
+		}
+		asm volatile("cp.async.commit_group;" ::: "memory");
+	};
+	unsigned qa[4][4];
+	tc_load_q<BF>(qa, a, qo, row0, g, q4);
+	float o[8][4];
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) o[j][t] = 0;
+	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
+	int tiles = (a.s + TQ_KEYS - 1) / TQ_KEYS;
+	load(0, 0);
+	for (int t = 0; t < tiles; t++) {
+		int k0 = t * TQ_KEYS;
+		if (t + 1 < tiles) {
+			load((t + 1) & 1, k0 + TQ_KEYS);
+			asm volatile("cp.async.wait_group 1;" ::: "memory");
+		} else {
+			asm volatile("cp.async.wait_group 0;" ::: "memory");
+		}
+		__syncthreads();
+		tc_tile<8, BF>(o, m, l, qa, kt[t & 1], TQ_KS, vT[t & 1], TQ_VS, a, mask, row0, k0, min(TQ_KEYS, a.s - k0), g, q4);
+		__syncthreads(); // this buffer is loaded again two tiles on
+	}
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) {
+			int h = t >> 1, r = row0 + g + 8 * h, c = j * 8 + q4 * 2 + (t & 1);
+			if (r < a.n) a.o[oo + (i64)r * a.dv + c] = o[j][t] / l[h];
+		}
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3) forge_attention_fa(AttnArgs a, const unsigned short* kh, int sp, int bf16) {
+	__shared__ __align__(16) unsigned short kt[2][TQ_KEYS * TQ_KS];
+	__shared__ __align__(16) unsigned short vT[2][TC_D * TQ_VS];
+	if (bf16) attention_fa<true>(a, kh, sp, kt, vT);
+	else attention_fa<false>(a, kh, sp, kt, vT);
+}
+
+// forge_attention_tc is forge_attention for heads of d = dv = 64 with the
+// two products on tensor cores (operands rounded to f16 or bf16, scores and
+// sums in f32): grid (ceil(n/16), batch), four warps per block that share
+// 16 query rows and split the keys (warp w takes tiles w, w+4, …), so even
+// one short window keeps every SM busy. Each warp converts its 32-key tile
+// to half precision in its own shared memory (keys row-major, values
+// transposed, so every mma operand is one 32-bit load), keeps its 16×32
+// scores and 16×64 output in registers with an online softmax per row, and
+// the four partial results are combined at the end.
+template <bool BF>
+__device__ __forceinline__ void attention_tc(const AttnArgs& a, unsigned char* smem) {
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	int g = lane >> 2, q4 = lane & 3;
+	int row0 = blockIdx.x * 16;
+	unsigned short* kt = (unsigned short*)smem + warp * (TC_KEYS * TC_KS + TC_D * TC_VS);
+	unsigned short* vT = kt + TC_KEYS * TC_KS;
+	i64 qo, ko, vo, oo;
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+	// Q fragments for the four k-steps over d (A operand, row-major).
+	unsigned qa[4][4];
+	tc_load_q<BF>(qa, a, qo, row0, g, q4);
+	float o[8][4];
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) o[j][t] = 0;
+	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
+	for (int k0 = warp * TC_KEYS; k0 < a.s; k0 += TC_WARPS * TC_KEYS) {
+		int tk = min(TC_KEYS, a.s - k0);
+		__syncwarp();
+		// The warp's tile, converted as it loads.
+		tc_convert_tile<BF>(kt, TC_KS, vT, TC_VS, a, ko, vo, k0, tk, TC_KEYS, lane, 32);
+		__syncwarp();
+		tc_tile<4, BF>(o, m, l, qa, kt, TC_KS, vT, TC_VS, a, mask, row0, k0, tk, g, q4);
+	}
+	// Combine the four warps' partial rows: (max, sum, output) per row.
+	__syncthreads();
+	float* co = (float*)smem;                 // [4 warps][16 rows][64]
+	float* cm = co + TC_WARPS * 16 * TC_D;    // [4][16]
+	float* cl = cm + TC_WARPS * 16;           // [4][16]
+	for (int j = 0; j < 8; j++)
+		for (int t = 0; t < 4; t++) {
+			int h = t >> 1, r = g + 8 * h, c = j * 8 + q4 * 2 + (t & 1);
+			co[(warp * 16 + r) * TC_D + c] = o[j][t];
+		}
+	if (q4 == 0) {
+		for (int h = 0; h < 2; h++) {
+			cm[warp * 16 + g + 8 * h] = m[h];
+			cl[warp * 16 + g + 8 * h] = l[h];
+		}
+	}
+	__syncthreads();
+	for (int e = threadIdx.x; e < 16 * TC_D; e += blockDim.x) {
+		int r = e / TC_D, c = e % TC_D;
+		if (row0 + r >= a.n) continue;
+		float M = -FINF;
+		for (int w = 0; w < TC_WARPS; w++) M = fmaxf(M, cm[w * 16 + r]);
+		float L = 0, v = 0;
+		for (int w = 0; w < TC_WARPS; w++) {
+			float mw = cm[w * 16 + r];
+			if (mw == -FINF) continue;
+			float f = __expf(mw - M);
+			L += cl[w * 16 + r] * f;
+			v += co[(w * 16 + r) * TC_D + c] * f;
+		}
+		a.o[oo + (i64)(row0 + r) * a.dv + c] = v / L;
+	}
+}
+
+extern "C" __global__ void forge_attention_tc(AttnArgs a, int bf16) {
+	__shared__ __align__(16) unsigned char smem[TC_WARPS * (TC_KEYS * TC_KS + TC_D * TC_VS) * 2];
+	if (bf16) attention_tc<true>(a, smem);
+	else attention_tc<false>(a, smem);
+}
