@@ -160,27 +160,32 @@ func testLargeProducts(t *testing.T, prec kernels.DType, tol float64) {
 // not, for query counts
 // that do not fill a block.
 func TestHalfAttention(t *testing.T) {
+	// Shapes: a batch of two with few keys, one 30-s window's encoder, a
+	// short window's queries over many keys (all forge_attention_fa), and
+	// a decoder's few rows (forge_attention_tc).
+	shapes := []struct{ batch, n, keys int }{{2, 1500, 300}, {1, 1500, 1500}, {1, 300, 1450}, {2, 77, 300}}
 	for _, prec := range []kernels.DType{kernels.F16, kernels.BF16} {
 		b := open(t, prec)
-		for _, n := range []int{1500, 77} {
+		for _, sh := range shapes {
+			n, keys, nb := sh.n, sh.keys, sh.batch
 			build := func(g *graph.Graph) []graph.Tensor {
-				q := g.ParamF32("q", graph.Shape{2, 6, n, 64}, ramp(2*6*n*64, 0.013))
-				k := g.ParamF32("k", graph.Shape{2, 6, 300, 64}, ramp(2*6*300*64, 0.011))
-				v := g.ParamF32("v", graph.Shape{2, 6, 300, 64}, ramp(2*6*300*64, 0.02))
-				kT := g.ParamF32("kt", graph.Shape{2, 6, 64, 300}, ramp(2*6*300*64, 0.017)) // keys stored [d, s], as the decoder's cross cache
-				mask := g.ParamF32("m", graph.Shape{n, 300}, ramp(n*300, 0.05))
+				q := g.ParamF32("q", graph.Shape{nb, 6, n, 64}, ramp(nb*6*n*64, 0.013))
+				k := g.ParamF32("k", graph.Shape{nb, 6, keys, 64}, ramp(nb*6*keys*64, 0.011))
+				v := g.ParamF32("v", graph.Shape{nb, 6, keys, 64}, ramp(nb*6*keys*64, 0.02))
+				kT := g.ParamF32("kt", graph.Shape{nb, 6, 64, keys}, ramp(nb*6*keys*64, 0.017)) // keys stored [d, s], as the decoder's cross cache
+				mask := g.ParamF32("m", graph.Shape{n, keys}, ramp(n*keys, 0.05))
 				return []graph.Tensor{q.Attention(k, v, graph.Tensor{}), q.Attention(kT.T(), v, mask)}
 			}
 			want, got := onCPUAndGPU(t, b, build)
 			for i := range want {
 				rel := signalcmp.RelL2(got[i].F32(), want[i].F32())
-				t.Logf("%s, %d queries, output %d: relative L2 %.2g", prec, n, i, rel)
+				t.Logf("%s, batch %d, %d queries, %d keys, output %d: relative L2 %.2g", prec, nb, n, keys, i, rel)
 				tol := 5e-3 // f16 keeps 11 bits
 				if prec == kernels.BF16 {
 					tol = 2e-2 // bfloat16 keeps 8
 				}
 				if !(rel <= tol) {
-					t.Errorf("%s, %d queries, output %d: relative L2 %g against the CPU", prec, n, i, rel)
+					t.Errorf("%s, batch %d, %d queries, %d keys, output %d: relative L2 %g against the CPU", prec, nb, n, keys, i, rel)
 				}
 			}
 		}
