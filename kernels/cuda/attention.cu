@@ -382,6 +382,17 @@ extern "C" __global__ void forge_attention_combine(AttnArgs a) {
 // split the kernels' unrolled loops into blocks the compiler could not
 // interleave, so each chain of products waited on the one before.
 
+// LOG2E_F is log2(e) rounded to float, the factor __expf applies.
+#define LOG2E_F 1.4426950408889634f
+
+// exp2_ftz is 2^x on the special function unit, results below 2^-126
+// flushed to zero.
+__device__ __forceinline__ float exp2_ftz(float x) {
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
 // pack2 packs two floats as two halves (x in the low half): an operand
 // register of mma.sync.
 template <bool BF>
@@ -527,11 +538,20 @@ __device__ __forceinline__ void tc_tile(float (&o)[8][4], float (&m)[2], float (
 		corr[h] = mn == -FINF ? 1.f : __expf(m[h] - mn);
 		m[h] = mn;
 	}
+	// Each score's exponential is one subtraction, one product and one
+	// ex2 with denormal results flushed: __expf's handling of denormals and
+	// the test for a row with no score yet had made the compiler keep a
+	// predicate per score in a register's bits, three times the
+	// instructions of the exponential itself. A row's maximum of -inf (no
+	// score yet) is taken as 0, which gives its -inf scores exp 0, and a
+	// value below 2^-126 is zero in the half-precision P anyway.
+	float ms[2];
+	for (int h = 0; h < 2; h++) ms[h] = m[h] == -FINF ? 0.f : m[h];
 	float rs[2] = {0, 0};
 	for (int j = 0; j < NT; j++)
 		for (int t = 0; t < 4; t++) {
 			int h = t >> 1;
-			sc[j][t] = m[h] == -FINF ? 0.f : __expf(sc[j][t] - m[h]);
+			sc[j][t] = exp2_ftz((sc[j][t] - ms[h]) * LOG2E_F);
 			rs[h] += sc[j][t];
 		}
 	for (int h = 0; h < 2; h++) {
