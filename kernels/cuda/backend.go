@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cuda/cublaslt"
 	"github.com/tensorforge/forge/kernels/cuda/driver"
 	"github.com/tensorforge/forge/kernels/cuda/nvrtc"
 )
@@ -37,6 +38,10 @@ type Backend struct {
 
 	dispatches atomic.Int64
 
+	// warming is New's background start of cuBLASLt (gemm.warm), which
+	// Close waits for.
+	warming sync.WaitGroup
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -60,6 +65,9 @@ func New(opts kernels.Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	// cuBLASLt's library loads (~70 ms on the H100's host) while the
+	// context is created (~120 ms); newGemm waits for it.
+	go func() { _, _ = cublaslt.Load() }()
 	info, err := drv.Info(opts.Ordinal)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: device %d: %w", opts.Ordinal, err)
@@ -103,6 +111,15 @@ func New(opts kernels.Options) (*Backend, error) {
 	if err != nil {
 		th.Close()
 		return nil, err
+	}
+	if b.blas != nil {
+		b.warming.Add(1)
+		go func() {
+			defer b.warming.Done()
+			// A failure shows again, with its context, at the first
+			// product a program runs.
+			_ = b.blas.warm()
+		}()
 	}
 	return b, nil
 }
@@ -216,5 +233,6 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.warming.Wait()
 	return b.th.Close()
 }

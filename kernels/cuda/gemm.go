@@ -39,6 +39,38 @@ func newGemm(b *Backend) (*gemm, error) {
 	return g, nil
 }
 
+// warm runs one small product of each input type the backend uses (f32,
+// and f16 or bf16 with half-precision products): a process's first
+// cuBLASLt product starts the library (the first heuristic query took
+// ~0.1 s on the H100's host), and New has it done in the background while
+// the caller loads a model, rather than in the model's first program.
+func (g *gemm) warm() error {
+	const n = 64
+	buf, err := g.b.Alloc(3 * n * n * 4)
+	if err != nil {
+		return err
+	}
+	defer g.b.Free(buf)
+	p := buf.(*buffer).ptr
+	types := []cublaslt.DType{cublaslt.F32}
+	switch g.b.precision {
+	case kernels.F16:
+		types = append(types, cublaslt.F16)
+	case kernels.BF16:
+		types = append(types, cublaslt.BF16)
+	}
+	return g.b.th.Do(func() error {
+		for _, in := range types {
+			gm := cublaslt.GEMM{M: n, N: n, K: n, LDA: n, LDB: n, LDC: n, Alpha: 1, In: in, Out: cublaslt.F32,
+				A: p, B: p + n*n*4, C: p + 2*n*n*4, Stream: g.b.setup}
+			if err := g.h.Matmul(&gm); err != nil {
+				return err
+			}
+		}
+		return g.b.drv.StreamSynchronize(g.b.setup)
+	})
+}
+
 // batchPlan splits a product's batch axes into an outer loop (axes that do
 // not collapse) and one strided batch (the inner axes that do, for every
 // operand at once).
