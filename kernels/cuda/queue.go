@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/tensorforge/forge/kernels"
 	"github.com/tensorforge/forge/kernels/cuda/driver"
@@ -108,7 +110,7 @@ func (q *queue) Write(ctx context.Context, dst kernels.Buffer, off int, src []by
 			return err
 		}
 	}
-	copy(q.stage[q.used:], src)
+	copyStaged(q.stage[q.used:], src)
 	q.pending = append(q.pending, staged{dst: d.ptr + driver.DevicePtr(off), lo: q.used, hi: q.used + len(src)})
 	q.used += n
 	return nil
@@ -206,8 +208,35 @@ func (q *queue) Read(ctx context.Context, dst []byte, src kernels.Buffer, off in
 	}); err != nil {
 		return err
 	}
-	copy(dst, q.stage)
+	copyStaged(dst, q.stage)
 	return nil
+}
+
+// stagedChunk is the least a goroutine of copyStaged copies.
+const stagedChunk = 512 << 10
+
+// copyStaged is copy(dst, src) between Go memory and pinned staging memory,
+// split between goroutines for large copies: one core's memmove took 0.7 ms
+// for the 6.6 MB of logits of a 32-sequence decoder step on the H100's host,
+// the longest part of the round after the GPU's work.
+func copyStaged(dst, src []byte) {
+	n := min(len(dst), len(src))
+	parts := min(runtime.GOMAXPROCS(0), n/stagedChunk)
+	if parts < 2 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + parts - 1) / parts
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
 }
 
 // Sync waits for the queue's work.
