@@ -287,3 +287,35 @@ func TestLayerNormRows(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearQRows: int8 weight-only products of 1 to 40 rows, uint8 and
+// int8 weights, against the CPU within float32 rounding (relative L2 ≤
+// 1e-6). From linearQGEMMRows rows a constant weight runs dequantized
+// through cuBLASLt, a weight fed at run time through forge_linear_q.
+func TestLinearQRows(t *testing.T) {
+	b := open(t, kernels.F32)
+	const K, N = 384, 1000
+	wq := make([]byte, N*K)
+	for i := range wq {
+		wq[i] = byte(i*131 + i/K*7)
+	}
+	for _, dt := range []graph.DType{graph.U8, graph.I8} {
+		for _, M := range []int{1, 8, 16, 40} {
+			build := func(g *graph.Graph) []graph.Tensor {
+				x := g.InputF32("x", graph.Shape{M, K}, ramp(M*K, 0.013))
+				s := g.Scalar(0.021, graph.F32)
+				z := g.Const(dt, graph.Shape{}, []byte{0xF9})
+				return []graph.Tensor{
+					x.LinearQ(g.Param("w", dt, graph.Shape{N, K}, wq), s, z),
+					x.LinearQ(g.InputBytes("wq", dt, graph.Shape{N, K}, wq), s, z),
+				}
+			}
+			want, got := onCPUAndGPU(t, b, build)
+			for i := range want {
+				if rel := signalcmp.RelL2(got[i].F32(), want[i].F32()); !(rel <= 1e-6) {
+					t.Errorf("%s, %d rows, output %d: relative L2 %.2g against the CPU", dt, M, i, rel)
+				}
+			}
+		}
+	}
+}

@@ -110,8 +110,8 @@ func fuse(steps []kernels.Step, readAfter func(kernels.View) bool) (groups map[i
 	var parts []*fusedLinear
 	for i := range steps {
 		lin := &steps[i]
-		if lin.Op != kernels.OpLinearQ || merged[i] || !dense(lin.In[0]) || lin.Out[0].DType != kernels.F32 || !dense(lin.Out[0]) {
-			continue
+		if lin.Op != kernels.OpLinearQ || merged[i] || !dense(lin.In[0]) || lin.Out[0].DType != kernels.F32 || !dense(lin.Out[0]) || lin.In[0].Shape[0] >= linearQGEMMRows {
+			continue // (many rows: linearQ)
 		}
 		f := &fusedLinear{lin: i, norm: -1, ep: -1, upd: -1, comb: -1}
 		if l, ok := normOf[i]; ok {

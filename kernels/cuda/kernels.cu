@@ -523,6 +523,19 @@ extern "C" __global__ void forge_conv_integer1d(const u8* x, const void* w, cons
 // ---------------------------------------------------------------------------
 // Half precision for matrix products
 
+// forge_dequantize writes (w − zero)·scale for n weight bytes (signed when
+// isSigned; scale and zero one value each) as float32: the dense weight
+// that a product of many rows reads through cuBLASLt (ops.go,
+// linearQGEMM), written once per weight.
+extern "C" __global__ void forge_dequantize(const void* w, const float* scale, const void* zero, float* y, i64 n, int isSigned) {
+	float s = scale[0];
+	int z = isSigned ? (int)((const i8*)zero)[0] : (int)((const u8*)zero)[0];
+	for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+		int q = isSigned ? (int)((const i8*)w)[i] : (int)((const u8*)w)[i];
+		y[i] = (float)(q - z) * s;
+	}
+}
+
 // forge_to_half writes a dense [batch, rows, cols] half-precision copy of a
 // strided float32 view (batch strides bs, row stride rs, column stride cs):
 // the operand form cuBLASLt reads. bf16 selects bfloat16 over float16.

@@ -104,6 +104,9 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		if M*N == 0 {
 			return nil
 		}
+		if K > 0 && linearQGEMM(s, bufs, q.b) {
+			return q.linearQ(s, bufs)
+		}
 		return q.run("forge_linear_q", min(blocks(int64(N)*32, 256), uint32(q.b.info.SMs*8)), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(ptr(bufs, w)).Ptr(ptr(bufs, s.In[2])).Ptr(ptr(bufs, s.In[3])).Ptr(ptr(bufs, s.Out[0])).I32(int32(M)).I32(int32(N)).I32(int32(K)).I32(b2i(w.DType == kernels.I8)))
 	case kernels.OpGather:
 		d, ix := s.In[0], s.In[1]
