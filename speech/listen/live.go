@@ -952,11 +952,12 @@ type liveDecoder struct {
 	// speech has ended, so it is not asked for again); it is read again
 	// after that Final.
 	lost   *liveItem
-	words  map[int32]bool // token → starts a word (cached)
-	puncts map[int32]bool // token → punctuation that ends a word (cached)
-	ends   map[int32]bool // token → punctuation that ends a sentence (cached)
-	timed  bool           // Options.Words: Finals carry word times
-	next   int            // the Segment ID of the next segment
+	words  map[int32]bool  // token → starts a word (cached)
+	puncts map[int32]bool  // token → punctuation that ends a word (cached)
+	folds  map[int32]int32 // token → its lower-case token (fold, cached)
+	ends   map[int32]bool  // token → punctuation that ends a sentence (cached)
+	timed  bool            // Options.Words: Finals carry word times
+	next   int             // the Segment ID of the next segment
 	// win says when a reading's origin moves; origins publishes it to the
 	// VAD stage.
 	win     windowing
@@ -973,7 +974,7 @@ func (d *liveDecoder) state(it liveItem) *liveState {
 	s := d.states[it.group]
 	if s == nil {
 		s = &liveState{piece: it.utt, group: it.group, origin: it.from}
-		s.agree.boundary, s.agree.ends, s.agree.text = d.wordEnd, d.sentenceEnd, d.text
+		s.agree.boundary, s.agree.ends, s.agree.text, s.agree.fold = d.wordEnd, d.sentenceEnd, d.text, d.fold
 		d.states[it.group] = s
 	}
 	if s.piece != it.utt {
@@ -1050,6 +1051,31 @@ func (d *liveDecoder) punct(id int32) bool {
 		d.puncts[id] = p
 	}
 	return p
+}
+
+// fold returns the token of id's text in lower case where that is one
+// token, else id (agreement.fold).
+func (d *liveDecoder) fold(id int32) int32 {
+	if !d.text(id) {
+		return id
+	}
+	f, ok := d.folds[id]
+	if !ok {
+		f = id
+		tok := d.t.whisp.Tokenizer()
+		if text, err := tok.Decode([]int32{id}); err == nil {
+			if lower := strings.ToLower(text); lower != text {
+				if ids, err := tok.Encode(lower); err == nil && len(ids) == 1 {
+					f = ids[0]
+				}
+			}
+		}
+		if d.folds == nil {
+			d.folds = map[int32]int32{}
+		}
+		d.folds[id] = f
+	}
+	return f
 }
 
 // sentenceEnd reports whether a token ends a sentence: ".", "?", "!"
