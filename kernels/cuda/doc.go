@@ -47,7 +47,9 @@
 // read down their columns (through shared-memory tiles), an LSTM that
 // keeps its state in shared memory, gather,
 // slice-update, repeat-interleave, pad, cumsum, the weight-only int8
-// product and the integer ops of int8 models. What the backend does not
+// product (from 16 rows with constant weights, a batched decoder step's,
+// a float32 cuBLASLt product on the weight dequantized once) and the
+// integer ops of int8 models. What the backend does not
 // support (kernels.Supporter) runs on the host through the graph's
 // partitioning.
 //
