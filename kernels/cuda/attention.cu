@@ -51,6 +51,14 @@ __device__ __forceinline__ const float* batch_offsets(const AttnArgs& a, i64 bi,
 	return a.mask ? a.mask + mo : nullptr;
 }
 
+// split_parts returns where row's partial results begin for batch element
+// blockIdx.y: a.splits of them, dv + 2 floats each (the values, then their
+// maximum score and their sum of exponentials), in the layout the split
+// kernels write (block z at split_parts + z·(dv + 2)) and combine_row reads.
+__device__ __forceinline__ float* split_parts(const AttnArgs& a, int row) {
+	return a.part + ((i64)blockIdx.y * a.n + row) * a.splits * (a.dv + 2);
+}
+
 // forge_attention: grid (ceil(n / (ATT_WARPS·ATT_ROWS)), batch), ATT_WARPS
 // warps per block, ATT_ROWS query rows per warp. Keys and values stream
 // through shared memory 32 at a time (one tile serves the block's 32 rows);
@@ -210,7 +218,7 @@ extern "C" __global__ void forge_attention_rows(AttnArgs a) {
 	for (int w = 0; w < ATT_WARPS; w++) mx = fmaxf(mx, pm[w]);
 	float tot = 0;
 	for (int w = 0; w < ATT_WARPS; w++) tot += pm[w] == -FINF ? 0.f : pl[w] * __expf(pm[w] - mx);
-	float* part = a.splits > 1 ? a.part + (((i64)blockIdx.y * a.n + row) * a.splits + blockIdx.z) * (a.dv + 2) : 0;
+	float* part = a.splits > 1 ? split_parts(a, row) + blockIdx.z * (a.dv + 2) : 0;
 	for (int t = 0; t < nt; t++) {
 		int c = lane + 32 * t;
 		if (c >= a.dv) break;
@@ -348,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32) forge_attention_dec
 		v1 += red[w][0][lane + 32] * f;
 	}
 	if (a.splits > 1) {
-		float* part = a.part + (((i64)blockIdx.y * a.n + row) * a.splits + blockIdx.z) * (a.dv + 2);
+		float* part = split_parts(a, row) + blockIdx.z * (a.dv + 2);
 		part[lane] = v0;
 		part[lane + 32] = v1;
 		if (lane == 0) {
@@ -370,7 +378,7 @@ extern "C" __global__ void forge_attention_combine(AttnArgs a) {
 	int row = blockIdx.x;
 	i64 qo, ko, vo, oo;
 	batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
-	combine_row(a.part + ((i64)blockIdx.y * a.n + row) * a.splits * (a.dv + 2), a.splits, a.dv, a.o + oo + (i64)row * a.dv, wz);
+	combine_row(split_parts(a, row), a.splits, a.dv, a.o + oo + (i64)row * a.dv, wz);
 }
 
 // ---------------------------------------------------------------------------
