@@ -234,6 +234,19 @@ func launch(ctx context.Context, q kernels.Queue, steps []kernels.Step, lo, hi i
 	return nil
 }
 
+// Sync waits until the work Run enqueued has finished, effects on States
+// included: what a program that only assigns States needs before another
+// program reads them (reading an output waits by itself).
+func (p *Program) Sync(ctx context.Context) error {
+	if p.bufs == nil {
+		return fmt.Errorf("graph: sync of a closed program")
+	}
+	if err := p.q.Sync(ctx); err != nil {
+		return fmt.Errorf("graph: sync: %w", err)
+	}
+	return nil
+}
+
 // NumOutputs returns how many values the program produces.
 func (p *Program) NumOutputs() int { return len(p.outputs) }
 

@@ -83,6 +83,14 @@ func (m *Model) packsBytes() bool { return m.eng.Backend().Name() == "cpu" }
 // byte-weight products dequantize the weight again for every row.
 func (m *Model) batchesSteps() bool { return m.eng.Backend().Name() != "cpu" }
 
+// keepsEncoder reports whether Encode runs a compiled encoder program
+// that its session keeps (see session.encoder) rather than building the
+// graph and looking up its compilation each window. On an H100 that took
+// ~0.5 ms of host time before Whisper tiny's encoder, itself ~0.64 ms of
+// kernels; on the CPU it is a small part of a window's ~0.1 s, and a kept
+// program would hold its activations' memory between windows.
+func (m *Model) keepsEncoder() bool { return m.eng.Backend().Name() != "cpu" }
+
 // stepArith is the arithmetic of decoder programs on beams hypotheses: a
 // few rows per product, where streaming the weights dominates.
 func (m *Model) stepArith(g *graph.Graph, beams int) arith {

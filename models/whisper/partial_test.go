@@ -2,6 +2,7 @@ package whisper_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -33,25 +34,7 @@ func TestPartialBackend(t *testing.T) {
 	for _, prec := range []whisper.Precision{whisper.F32, whisper.Int8} {
 		t.Run(prec.String(), func(t *testing.T) {
 			ref := model(t, "tiny", prec)
-			id, err := whisper.ArtifactID("tiny")
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := weights.Open(id)
-			if errors.Is(err, weights.ErrNotReady) {
-				t.Skipf("SKIPPED: %s is not in the model cache: run `go run ./cmd/models fetch %s`: %v", id, id, err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			dev, host := kerneltest.NewPartial(), cpu.New()
-			eng := graph.NewEngine(dev, graph.WithHost(host))
-			m, err := whisper.New(eng, a, prec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m, dev, host, eng := partialModel(t, prec)
 
 			// The encoder on the first window.
 			au, err := ref.NewAudio(clip.Samples)
@@ -116,6 +99,96 @@ func TestPartialBackend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// partialModel opens Whisper tiny on an engine whose device supports only
+// fused expressions and matrix products, the CPU backend running the rest.
+func partialModel(t *testing.T, prec whisper.Precision) (*whisper.Model, *kerneltest.Partial, *cpu.Backend, *graph.Engine) {
+	t.Helper()
+	id, err := whisper.ArtifactID("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := weights.Open(id)
+	if errors.Is(err, weights.ErrNotReady) {
+		t.Skipf("SKIPPED: %s is not in the model cache: run `go run ./cmd/models fetch %s`: %v", id, id, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	dev, host := kerneltest.NewPartial(), cpu.New()
+	eng := graph.NewEngine(dev, graph.WithHost(host))
+	m, err := whisper.New(eng, a, prec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, dev, host, eng
+}
+
+// TestKeptEncoder encodes windows of three lengths, twice over, on an
+// engine whose backend is not the CPU, where a session keeps its compiled
+// encoder programs (two at most, so the third length evicts the first).
+// Each window's first logits must equal, bit for bit, those of the same
+// window through EncoderOutput and Attach, which build their graphs every
+// time: a kept program that read a previous window's features, wrote
+// another session's states or was used after its eviction would fail.
+func TestKeptEncoder(t *testing.T) {
+	clip, err := audio.ReadWAVFile(shared(t, "data", "jfk.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, _, eng := partialModel(t, whisper.F32)
+	au, err := m.NewAudio(clip.Samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer au.Close()
+	feats, err := au.Features(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nMels, W := m.Config().NMels, m.Config().Frames()
+	prefix, err := m.Tokenizer().SOTSequence("en", tokenizer.Transcribe, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := make([]int, len(prefix))
+	for i := range at {
+		at[i] = i
+	}
+	first := func(encode func() (*whisper.Window, error)) []float32 {
+		w, err := encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		rows := logitRows(m, len(prefix))
+		if err := w.Start(bg, 1, prefix, at, rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows[len(rows)-1]
+	}
+	compiles := eng.Stats().Compiles
+	for round := range 2 {
+		for _, frames := range []int{1200, 400, 3000} {
+			f := make([]float32, 0, nMels*frames)
+			for b := range nMels {
+				f = append(f, feats[b*W:b*W+frames]...)
+			}
+			kept := first(func() (*whisper.Window, error) { return m.Encode(bg, f) })
+			built := first(func() (*whisper.Window, error) {
+				h, err := m.EncoderOutput(bg, f)
+				if err != nil {
+					return nil, err
+				}
+				return m.Attach(bg, h)
+			})
+			sameBits(t, fmt.Sprintf("round %d, %d frames: last logits", round, frames), kept, built)
+		}
+	}
+	t.Logf("%d programs compiled for six windows of three lengths", eng.Stats().Compiles-compiles)
 }
 
 // logitsAt returns the decoder's logits at every position of prefix, on

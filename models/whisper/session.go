@@ -1,6 +1,7 @@
 package whisper
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -24,6 +25,58 @@ type session struct {
 	crossK, crossV []*graph.State // per layer: [heads, dh, 1500 audio positions]
 	tailFrom       int            // positions [tailFrom, 1500) hold the silence tail
 	caches         map[int]*kvCache
+	encoders       []*encoderProgram // kept encoder programs (see keepsEncoder), least recently used first
+}
+
+// maxEncoders bounds the encoder programs a session keeps, one per window
+// length (RealLength's buckets): each holds its activations' arena.
+const maxEncoders = 2
+
+// encoderProgram is a session's compiled encoder pass for windows of one
+// length: features in, the session's cross-attention keys and values out.
+type encoderProgram struct {
+	prog      *graph.Program
+	features  graph.Tensor
+	frames    int // mel frames in
+	positions int // encoder positions out (frames / 2)
+}
+
+// encoder returns the session's encoder program for windows of frames mel
+// frames, building and compiling it the first time.
+func (s *session) encoder(ctx context.Context, frames int) (*encoderProgram, error) {
+	for i, ep := range s.encoders {
+		if ep.frames == frames {
+			s.encoders = append(slices.Delete(s.encoders, i, i+1), ep)
+			return ep, nil
+		}
+	}
+	m := s.m
+	g := graph.New()
+	x := g.Input("features", graph.F32, graph.Shape{1, m.cfg.NMels, frames})
+	h := m.enc.forward(m.encoderArith(g), x)
+	prog, err := m.eng.Compile(ctx, m.crossAssign(g, h, []*session{s})...)
+	if err != nil {
+		return nil, fmt.Errorf("whisper: compiling the encoder for %d frames: %w", frames, err)
+	}
+	if len(s.encoders) == maxEncoders {
+		s.encoders[0].prog.Close()
+		s.encoders = slices.Delete(s.encoders, 0, 1)
+	}
+	ep := &encoderProgram{prog: prog, features: x, frames: frames, positions: h.Dim(-2)}
+	s.encoders = append(s.encoders, ep)
+	return ep, nil
+}
+
+// run encodes one window's features into the session's states and waits
+// for it.
+func (ep *encoderProgram) run(ctx context.Context, features []float32) error {
+	if err := ep.prog.SetF32(ctx, ep.features, features); err != nil {
+		return err
+	}
+	if err := ep.prog.Run(ctx); err != nil {
+		return err
+	}
+	return ep.prog.Sync(ctx)
 }
 
 // kvCache is the self-attention cache of a batch of hypotheses: per layer,
@@ -147,6 +200,9 @@ func (c *kvCache) close() {
 }
 
 func (s *session) close() {
+	for _, ep := range s.encoders {
+		ep.prog.Close()
+	}
 	for _, st := range slices.Concat(s.crossK, s.crossV) {
 		st.Close()
 	}

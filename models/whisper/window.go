@@ -54,10 +54,45 @@ func (m *Model) Encode(ctx context.Context, features []float32) (*Window, error)
 	if err != nil {
 		return nil, err
 	}
+	if m.keepsEncoder() {
+		return m.encodeKept(ctx, features, f)
+	}
 	return m.newWindow(ctx, func(g *graph.Graph) graph.Tensor {
 		x := g.InputF32("features", graph.Shape{1, m.cfg.NMels, f}, features)
 		return m.enc.forward(m.encoderArith(g), x)
 	})
+}
+
+// encodeKept is Encode through the session's kept encoder program for
+// windows of frames mel frames (see keepsEncoder): the features are
+// copied in and the program runs, with no graph built or looked up.
+func (m *Model) encodeKept(ctx context.Context, features []float32, frames int) (*Window, error) {
+	s, err := m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Window, error) {
+		s.tailFrom = m.cfg.AudioCtx // overwritten in part, perhaps
+		m.release(s)
+		return nil, err
+	}
+	ep, err := s.encoder(ctx, frames)
+	if err != nil {
+		return fail(err)
+	}
+	if ep.positions < m.cfg.AudioCtx {
+		// Made before the window's program runs, as in newWindows.
+		if _, err := m.silence(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	if err := ep.run(ctx, features); err != nil {
+		return fail(fmt.Errorf("whisper: encoding a window: %w", err))
+	}
+	if err := m.completeWindows(ctx, []*session{s}, ep.positions); err != nil {
+		return fail(err)
+	}
+	return &Window{m: m, s: s, slot: -1}, nil
 }
 
 // Attach returns a window for a given encoder output (last hidden state
@@ -104,14 +139,6 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 	}
 	g := graph.New()
 	h := hidden(g)
-	H := m.cfg.DecoderHeads
-	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
-	member := func(x graph.Tensor, b int) graph.Tensor {
-		if count == 1 {
-			return x
-		}
-		return x.Slice(0, b, b+1).Squeeze(0)
-	}
 	// A shorter window fills the first S positions of each row, the
 	// silence tail the rest.
 	S := h.Dim(-2)
@@ -127,15 +154,7 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 			return nil, err
 		}
 	}
-	var effects []graph.Tensor
-	m.encoderArith(g).crossKV(h, m.dec.crossAttentions(), func(i int, k, v graph.Tensor) {
-		for b, s := range sessions {
-			effects = append(effects,
-				g.Assign(s.crossK[i], perHeadT(member(k, b)), 2, 0),
-				g.Assign(s.crossV[i], perHeadT(member(v, b)), 2, 0))
-		}
-	})
-	if _, err := m.eng.Eval(ctx, effects...); err != nil {
+	if _, err := m.eng.Eval(ctx, m.crossAssign(g, h, sessions)...); err != nil {
 		for _, s := range sessions {
 			s.tailFrom = m.cfg.AudioCtx // overwritten in part, perhaps
 		}
@@ -154,6 +173,29 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 		ws[b] = &Window{m: m, s: s, slot: -1}
 	}
 	return ws, nil
+}
+
+// crossAssign returns the effects that write the cross-attention keys and
+// values of hidden ([S, d] for one session, [len(sessions), S, d] for
+// several) into the sessions' states, per head and transposed.
+func (m *Model) crossAssign(g *graph.Graph, hidden graph.Tensor, sessions []*session) []graph.Tensor {
+	H := m.cfg.DecoderHeads
+	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
+	member := func(x graph.Tensor, b int) graph.Tensor {
+		if len(sessions) == 1 {
+			return x
+		}
+		return x.Slice(0, b, b+1).Squeeze(0)
+	}
+	var effects []graph.Tensor
+	m.encoderArith(g).crossKV(hidden, m.dec.crossAttentions(), func(i int, k, v graph.Tensor) {
+		for b, s := range sessions {
+			effects = append(effects,
+				g.Assign(s.crossK[i], perHeadT(member(k, b)), 2, 0),
+				g.Assign(s.crossV[i], perHeadT(member(v, b)), 2, 0))
+		}
+	})
+	return effects
 }
 
 // EncodeBatch encodes several windows of log-mel features (each [nMels,
