@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -315,6 +316,48 @@ func TestLinearQRows(t *testing.T) {
 				if rel := signalcmp.RelL2(got[i].F32(), want[i].F32()); !(rel <= 1e-6) {
 					t.Errorf("%s, %d rows, output %d: relative L2 %.2g against the CPU", dt, M, i, rel)
 				}
+			}
+		}
+	}
+}
+
+// planOnly hides the backend's kernels.FusingPlanner: every intermediate
+// counts as read after the run, so nothing is merged or stored in half.
+type planOnly struct{ *cuda.Backend }
+
+// Plan implements kernels.Planner.
+func (p planOnly) Plan(steps []kernels.Step) (kernels.Plan, error) { return p.Backend.Plan(steps) }
+
+// TestHalfFeedsExact runs an encoder MLP (norm, fc1, GELU, fc2, residual)
+// with half-precision products on the GPU, with the norm and the GELU
+// storing fc1's and fc2's operands in half precision, and without: the
+// outputs must be the same bits, since both round to nearest even.
+func TestHalfFeedsExact(t *testing.T) {
+	for _, prec := range []kernels.DType{kernels.F16, kernels.BF16} {
+		b := open(t, prec)
+		build := func(g *graph.Graph) []graph.Tensor {
+			x := g.ParamF32("x", graph.Shape{2, 750, 384}, ramp(1500*384, 0.05))
+			w := g.ParamF32("w", graph.Shape{384}, ramp(384, 0.01))
+			bias := g.ParamF32("b", graph.Shape{384}, ramp(384, 0.02))
+			w1 := g.ParamF32("w1", graph.Shape{384, 1536}, ramp(384*1536, 0.003))
+			b1 := g.ParamF32("b1", graph.Shape{1536}, ramp(1536, 0.01))
+			w2 := g.ParamF32("w2", graph.Shape{1536, 384}, ramp(1536*384, 0.002))
+			h := x.LayerNorm(w, bias, 1e-5).MatMul(w1).Add(b1).Gelu().MatMul(w2)
+			return []graph.Tensor{h.Add(x)}
+		}
+		ctx := context.Background()
+		got, err := graph.NewEngine(b).Eval(ctx, build(graph.New())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := graph.NewEngine(planOnly{b}).Eval(ctx, build(graph.New())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, w := got[0].F32(), want[0].F32()
+		for i := range w {
+			if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+				t.Fatalf("%v: output[%d] = %v with the half stores, %v without", prec, i, g[i], w[i])
 			}
 		}
 	}

@@ -247,8 +247,10 @@ func (q *queue) linearQ(s *kernels.Step, bufs []kernels.Buffer) error {
 	return q.b.blas.h.Matmul(&gm)
 }
 
-// matmul runs an OpMatMul step (on the backend's thread).
-func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
+// matmul runs an OpMatMul step (on the backend's thread); halfA says
+// the step before it left the left operand in half precision at the start
+// of the queue's scratch (halfin.go), as toHalf would have.
+func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool) error {
 	g := q.b.blas
 	if g == nil {
 		return fmt.Errorf("cuda: matmul needs cuBLASLt, which is not installed")
@@ -277,7 +279,7 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 	if len(s.In) > 2 {
 		gm.Bias = ptr(bufs, s.In[2])
 	}
-	half := q.b.precision != kernels.F32 && len(p.outer) == 0 && K > 0
+	half := runsHalf(q.b, s)
 	if half {
 		gm.In = cublaslt.F16
 		if q.b.precision == kernels.BF16 {
@@ -293,8 +295,10 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 		scratch := q.scratch.ptr
 		gm.A = scratch
-		if err := q.toHalf(av, bufs, aCount, p.sa, gm.A, q.stream); err != nil {
-			return err
+		if !halfA {
+			if err := q.toHalf(av, bufs, aCount, p.sa, gm.A, q.stream); err != nil {
+				return err
+			}
 		}
 		gm.StrideA = int64(M * K)
 		if p.sa == 0 {
@@ -341,6 +345,17 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 	}
 	return nil
+}
+
+// runsHalf reports whether matmul multiplies product s in half precision:
+// with the backend's f16/bf16 precision, when its batch axes collapse into
+// one strided batch and K > 0.
+func runsHalf(b *Backend, s *kernels.Step) bool {
+	if b.precision == kernels.F32 {
+		return false
+	}
+	av, bv, out := s.In[0], s.In[1], s.Out[0]
+	return av.Shape[len(av.Shape)-1] > 0 && len(planBatch(av, bv, out).outer) == 0
 }
 
 // matmulScratch is the workspace a product needs in half precision: the

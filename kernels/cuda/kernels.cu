@@ -59,9 +59,12 @@ extern "C" __global__ void forge_layer_norm(const float* x, const float* w, cons
 // four-float words, so it is read once and no sum waits on a block
 // barrier. forge_layer_norm's block per row left most of its 256 threads
 // idle on such rows and read each three times. The sums are in double as
-// there; only their order differs.
+// there; only their order differs. With half = 1 (f16) or 2 (bf16) it
+// stores each result rounded to that type instead, as forge_to_half
+// would: the operand of the half-precision product that alone reads it
+// (halfin.go).
 template <int K>
-__device__ __forceinline__ void layer_norm_warp(const float* xr, const float* w, const float* b, float* yr, int n, float eps, int lane) {
+__device__ __forceinline__ void layer_norm_warp(const float* xr, const float* w, const float* b, void* yr, int n, float eps, int lane, int half) {
 	float4 v[K];
 	double s = 0;
 #pragma unroll
@@ -91,25 +94,31 @@ __device__ __forceinline__ void layer_norm_warp(const float* xr, const float* w,
 			float4 h = ((const float4*)b)[j];
 			o = make_float4(o.x + h.x, o.y + h.y, o.z + h.z, o.w + h.w);
 		}
-		((float4*)yr)[j] = o;
+		if (half) {
+			unsigned lo = half == 2 ? f32_to_bf16(o.x) | (unsigned)f32_to_bf16(o.y) << 16 : f32_to_f16(o.x) | (unsigned)f32_to_f16(o.y) << 16;
+			unsigned hi = half == 2 ? f32_to_bf16(o.z) | (unsigned)f32_to_bf16(o.w) << 16 : f32_to_f16(o.z) | (unsigned)f32_to_f16(o.w) << 16;
+			((uint2*)yr)[j] = make_uint2(lo, hi);
+		} else {
+			((float4*)yr)[j] = o;
+		}
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) forge_layer_norm_warp(const float* x, const float* w, const float* b, float* y, i64 rows, int n, float eps) {
+extern "C" __global__ void __launch_bounds__(256) forge_layer_norm_warp(const float* x, const float* w, const float* b, void* y, i64 rows, int n, float eps, int half) {
 	int lane = threadIdx.x & 31;
 	i64 r = (i64)blockIdx.x * 8 + (threadIdx.x >> 5);
 	if (r >= rows) return; // the whole warp: its shuffles see no absent lane
 	const float* xr = x + r * n;
-	float* yr = y + r * n;
+	void* yr = (char*)y + r * n * (half ? 2 : 4);
 	switch (n >> 7) {
-	case 1: layer_norm_warp<1>(xr, w, b, yr, n, eps, lane); break;
-	case 2: layer_norm_warp<2>(xr, w, b, yr, n, eps, lane); break;
-	case 3: layer_norm_warp<3>(xr, w, b, yr, n, eps, lane); break;
-	case 4: layer_norm_warp<4>(xr, w, b, yr, n, eps, lane); break;
-	case 5: layer_norm_warp<5>(xr, w, b, yr, n, eps, lane); break;
-	case 6: layer_norm_warp<6>(xr, w, b, yr, n, eps, lane); break;
-	case 7: layer_norm_warp<7>(xr, w, b, yr, n, eps, lane); break;
-	default: layer_norm_warp<8>(xr, w, b, yr, n, eps, lane); break;
+	case 1: layer_norm_warp<1>(xr, w, b, yr, n, eps, lane, half); break;
+	case 2: layer_norm_warp<2>(xr, w, b, yr, n, eps, lane, half); break;
+	case 3: layer_norm_warp<3>(xr, w, b, yr, n, eps, lane, half); break;
+	case 4: layer_norm_warp<4>(xr, w, b, yr, n, eps, lane, half); break;
+	case 5: layer_norm_warp<5>(xr, w, b, yr, n, eps, lane, half); break;
+	case 6: layer_norm_warp<6>(xr, w, b, yr, n, eps, lane, half); break;
+	case 7: layer_norm_warp<7>(xr, w, b, yr, n, eps, lane, half); break;
+	default: layer_norm_warp<8>(xr, w, b, yr, n, eps, lane, half); break;
 	}
 }
 

@@ -62,7 +62,7 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 	case kernels.OpReduce:
 		return q.reduce(s, bufs)
 	case kernels.OpMatMul:
-		return q.matmul(s, bufs)
+		return q.matmul(s, bufs, false)
 	case kernels.OpSoftmax:
 		a := s.Attr.(kernels.SoftmaxAttr)
 		outer, n, inner := splitAxis(s.In[0].Shape, a.Axis)
@@ -72,21 +72,7 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 		return q.run("forge_softmax", uint32(rows), 256, 0, q.args.Reset().Ptr(ptr(bufs, s.In[0])).Ptr(ptr(bufs, s.Out[0])).I64(rows).I32(int32(n)).I32(int32(inner)).I32(b2i(a.Log)))
 	case kernels.OpLayerNorm:
-		a := s.Attr.(kernels.NormAttr)
-		x := s.In[0]
-		n := 1
-		for _, d := range x.Shape[a.Axis:] {
-			n *= d
-		}
-		rows := int64(x.Len() / max(n, 1))
-		if rows == 0 || n == 0 {
-			return nil
-		}
-		args := q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I64(rows).I32(int32(n)).F32(a.Eps)
-		if n%128 == 0 && n <= 1024 && rows >= normWarpRows && aligned16(ptr(bufs, x), ptr(bufs, s.Out[0]), optPtr(s, bufs, 1), optPtr(s, bufs, 2)) {
-			return q.run("forge_layer_norm_warp", blocks(rows, 8), 256, 0, args)
-		}
-		return q.run("forge_layer_norm", uint32(rows), 256, 0, args)
+		return q.layerNorm(s, bufs, false)
 	case kernels.OpGroupNorm:
 		a := s.Attr.(kernels.NormAttr)
 		x := s.In[0]
@@ -336,6 +322,36 @@ func aligned16(ps ...driver.DevicePtr) bool {
 		}
 	}
 	return true
+}
+
+// layerNorm runs an OpLayerNorm step; toHalf says to leave its output in
+// the queue's scratch in the backend's half precision instead, for the
+// product after it (halfin.go).
+func (q *queue) layerNorm(s *kernels.Step, bufs []kernels.Buffer, toHalf bool) error {
+	a := s.Attr.(kernels.NormAttr)
+	x, y := s.In[0], s.Out[0]
+	n := 1
+	for _, d := range x.Shape[a.Axis:] {
+		n *= d
+	}
+	rows := int64(x.Len() / max(n, 1))
+	if rows == 0 || n == 0 {
+		return nil
+	}
+	yp, half := ptr(bufs, y), int32(0)
+	if toHalf {
+		yp, half = q.scratch.ptr, 1+b2i(q.b.precision == kernels.BF16)
+	}
+	if n%128 == 0 && n <= 1024 && rows >= normWarpRows && aligned16(ptr(bufs, x), yp, optPtr(s, bufs, 1), optPtr(s, bufs, 2)) {
+		args := q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(yp).I64(rows).I32(int32(n)).F32(a.Eps).I32(half)
+		return q.run("forge_layer_norm_warp", blocks(rows, 8), 256, 0, args)
+	}
+	args := q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, y)).I64(rows).I32(int32(n)).F32(a.Eps)
+	if err := q.run("forge_layer_norm", uint32(rows), 256, 0, args); err != nil || !toHalf {
+		return err
+	}
+	flat := kernels.View{Slot: y.Slot, Offset: y.Offset, DType: y.DType, Shape: []int{int(rows), n}, Strides: []int{n, 1}}
+	return q.toHalf(flat, bufs, 1, 0, q.scratch.ptr, q.stream)
 }
 
 // normWarpRows: from this many rows, a layer norm of rows of 128·k ≤ 1,024

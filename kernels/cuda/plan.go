@@ -28,6 +28,7 @@ func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
 func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) bool) (kernels.Plan, error) {
 	p := &plan{b: b, steps: steps, fused: make([]*preparedFused, len(steps)), graphs: map[string]*capture{}}
 	groups, merged := fuse(steps, readAfter)
+	feeds := b.halfFeeds(steps, readAfter, func(i int) bool { return groups[i] != nil || merged[i] })
 	combined := map[int]bool{}
 	for _, g := range groups {
 		if c := g.parts[0].comb; c >= 0 {
@@ -59,7 +60,8 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 			continue
 		}
 		p.scratch = max(p.scratch, scratchBytes(s, b))
-		p.items = append(p.items, planItem{step: i, partials: combined[i]})
+		halfOut := feeds != nil && feeds[i]
+		p.items = append(p.items, planItem{step: i, partials: combined[i], halfOut: halfOut, halfA: i > 0 && feeds != nil && feeds[i-1]})
 		var f *preparedFused
 		var src kernelSource
 		var err error
@@ -67,6 +69,11 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 		case kernels.OpFused:
 			if _, ok := transposeOf(s); ok {
 				continue // forge_transpose, launched as the step
+			}
+			if halfOut {
+				h := b.halfStep(s)
+				f, src, err = b.prepareFused(&h)
+				break
 			}
 			f, src, err = b.prepareFused(s)
 		case kernels.OpReduce:
@@ -103,6 +110,10 @@ type planItem struct {
 	// partials: the step is a split attention whose combine a group
 	// after it does (fusedLinear.comb).
 	partials bool
+	// halfOut: the step leaves its output in half precision in the
+	// queue's scratch, and halfA: the product takes its left operand
+	// from there (halfin.go).
+	halfOut, halfA bool
 }
 
 // preparedFused is a generated kernel (a fused step or a reduction)
@@ -163,6 +174,10 @@ func (f *preparedFused) launch(q *queue, bufs []kernels.Buffer) error {
 	q.b.dispatches.Add(1)
 	args := q.args.Reset()
 	for _, s := range f.slots {
+		if s == scratchSlot {
+			args.Ptr(q.scratch.ptr)
+			continue
+		}
 		args.Ptr(bufs[s].(*buffer).ptr)
 	}
 	args.Bytes(f.params)
@@ -271,6 +286,12 @@ func (p *plan) launchOne(q *queue, bufs []kernels.Buffer, i int) error {
 		err = q.attention(&p.steps[it.step], bufs, false)
 	case p.fused[it.step] != nil:
 		err = p.fused[it.step].launch(q, bufs)
+	case it.halfOut: // a layer norm (feedsHalf)
+		q.b.dispatches.Add(1)
+		err = q.layerNorm(&p.steps[it.step], bufs, true)
+	case it.halfA:
+		q.b.dispatches.Add(1)
+		err = q.matmul(&p.steps[it.step], bufs, true)
 	default:
 		err = q.launch(&p.steps[it.step], bufs)
 	}
