@@ -38,10 +38,14 @@ func amxRows(a *uint16, b *uint32, off *int, steps, bstride int, c *float32, ldc
 }
 
 // pairBF16 sets dst[i] = bf16(x0[i]) | bf16(x1[i])<<16 for i < len(dst).
+// bf16Pairs is AVX-512: without it (an AVX2 CPU) every pair is scalar.
 func pairBF16(dst []uint32, x0, x1 []float32) {
-	n := len(dst) &^ 15
-	if n > 0 {
-		bf16Pairs(&dst[0], &x0[0], &x1[0], n)
+	n := 0
+	if cpu.X86.HasAVX512F {
+		n = len(dst) &^ 15
+		if n > 0 {
+			bf16Pairs(&dst[0], &x0[0], &x1[0], n)
+		}
 	}
 	for i := n; i < len(dst); i++ {
 		dst[i] = uint32(toBF16(x0[i])) | uint32(toBF16(x1[i]))<<16
