@@ -212,10 +212,8 @@ func (q *queue) Read(ctx context.Context, dst []byte, src kernels.Buffer, off in
 	return nil
 }
 
-// stagedChunk is the least a goroutine of copyStaged copies: an encoder
-// window's features (960 KB for Whisper's 30 s) are copied on several
-// cores before their transfer, which the window's kernels wait for.
-const stagedChunk = 128 << 10
+// stagedChunk is the least a goroutine of copyStaged copies.
+const stagedChunk = 512 << 10
 
 // copyStaged is copy(dst, src) between Go memory and pinned staging memory,
 // split between goroutines for large copies: one core's memmove took 0.7 ms
