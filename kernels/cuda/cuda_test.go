@@ -162,9 +162,10 @@ func testLargeProducts(t *testing.T, prec kernels.DType, tol float64) {
 // that do not fill a block.
 func TestHalfAttention(t *testing.T) {
 	// Shapes: a batch of two with few keys, one 30-s window's encoder, a
-	// short window's queries over many keys (all forge_attention_fa), and
-	// a decoder's few rows (forge_attention_tc).
-	shapes := []struct{ batch, n, keys int }{{2, 1500, 300}, {1, 1500, 1500}, {1, 300, 1450}, {2, 77, 300}}
+	// short window's queries over many keys, rows and keys that fill no
+	// tile, a single tile (all forge_attention_fa), and a decoder's few
+	// rows (forge_attention_tc).
+	shapes := []struct{ batch, n, keys int }{{2, 1500, 300}, {1, 1500, 1500}, {1, 300, 1450}, {1, 1000, 777}, {1, 300, 50}, {2, 77, 300}}
 	for _, prec := range []kernels.DType{kernels.F16, kernels.BF16} {
 		b := open(t, prec)
 		for _, sh := range shapes {
