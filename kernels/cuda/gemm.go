@@ -279,7 +279,7 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool) error
 	if len(s.In) > 2 {
 		gm.Bias = ptr(bufs, s.In[2])
 	}
-	half := runsHalf(q.b, s)
+	half := halfPlan(q.b, p, K)
 	if half {
 		gm.In = cublaslt.F16
 		if q.b.precision == kernels.BF16 {
@@ -347,15 +347,18 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool) error
 	return nil
 }
 
-// runsHalf reports whether matmul multiplies product s in half precision:
-// with the backend's f16/bf16 precision, when its batch axes collapse into
-// one strided batch and K > 0.
+// runsHalf reports whether matmul multiplies product s in half precision
+// (halfPlan).
 func runsHalf(b *Backend, s *kernels.Step) bool {
-	if b.precision == kernels.F32 {
-		return false
-	}
 	av, bv, out := s.In[0], s.In[1], s.Out[0]
-	return av.Shape[len(av.Shape)-1] > 0 && len(planBatch(av, bv, out).outer) == 0
+	return halfPlan(b, planBatch(av, bv, out), av.Shape[len(av.Shape)-1])
+}
+
+// halfPlan reports whether a product of depth K with batch plan p runs in
+// half precision: with the backend's f16/bf16 precision, when its batch
+// axes collapse into one strided batch and K > 0.
+func halfPlan(b *Backend, p batchPlan, K int) bool {
+	return b.precision != kernels.F32 && len(p.outer) == 0 && K > 0
 }
 
 // matmulScratch is the workspace a product needs in half precision: the

@@ -74,8 +74,9 @@ func feedsHalf(s *kernels.Step) bool {
 	return false
 }
 
-// halfStep is generated step s with its output moved to the scratch in
-// the backend's half precision, densely in the output's order.
+// halfStep is generated step s with its output moved to the start of the
+// scratch in the backend's half precision. halfFeeds admits only dense
+// outputs, so the output's own strides lay it out densely there too.
 func (b *Backend) halfStep(s *kernels.Step) kernels.Step {
 	h := *s
 	o := s.Out[0]
@@ -83,12 +84,6 @@ func (b *Backend) halfStep(s *kernels.Step) kernels.Step {
 	if b.precision == kernels.BF16 {
 		dt = kernels.BF16
 	}
-	strides := make([]int, len(o.Shape))
-	n := 1
-	for i := len(o.Shape) - 1; i >= 0; i-- {
-		strides[i] = n
-		n *= o.Shape[i]
-	}
-	h.Out = []kernels.View{{Slot: scratchSlot, DType: dt, Shape: o.Shape, Strides: strides}}
+	h.Out = []kernels.View{{Slot: scratchSlot, DType: dt, Shape: o.Shape, Strides: o.Strides}}
 	return h
 }

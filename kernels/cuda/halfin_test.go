@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,23 +88,11 @@ func TestHalfFeeds(t *testing.T) {
 					got = append(got, i)
 				}
 			}
-			if !equalInts(got, c.want) {
+			if !slices.Equal(got, c.want) {
 				t.Errorf("half feeds at steps %v, want %v", got, c.want)
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestHalfStepCompiles compiles the GELU with its output in f16 and in

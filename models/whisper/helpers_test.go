@@ -53,6 +53,19 @@ func modelWith(t testing.TB, size string, prec whisper.Precision, span whisper.E
 	if m := loaded[key]; m != nil {
 		return m
 	}
+	a := openArtifact(t, size)
+	m, err := whisper.New(engine(), a, prec, whisper.WithEncodeLength(span))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded[key] = m // the artifact stays open for the test binary's life
+	return m
+}
+
+// openArtifact opens the converted weights of a model size from the cache,
+// skipping loudly when they are not there; the caller closes them.
+func openArtifact(t testing.TB, size string) *weights.Artifact {
+	t.Helper()
 	id, err := whisper.ArtifactID(size)
 	if err != nil {
 		t.Fatal(err)
@@ -64,12 +77,7 @@ func modelWith(t testing.TB, size string, prec whisper.Precision, span whisper.E
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := whisper.New(engine(), a, prec, whisper.WithEncodeLength(span))
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded[key] = m // the artifact stays open for the test binary's life
-	return m
+	return a
 }
 
 // shared returns a path under ../shared, skipping when it is absent.

@@ -1,7 +1,6 @@
 package whisper_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	"github.com/tensorforge/forge/models/whisper"
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/models/whisper/tokenizer"
-	"github.com/tensorforge/forge/weights"
 )
 
 // TestPartialBackend runs Whisper tiny on jfk.wav on an engine whose
@@ -117,17 +115,7 @@ func TestPartialBackend(t *testing.T) {
 // fused expressions and matrix products, the CPU backend running the rest.
 func partialModel(t *testing.T, prec whisper.Precision) (*whisper.Model, *kerneltest.Partial, *cpu.Backend, *graph.Engine) {
 	t.Helper()
-	id, err := whisper.ArtifactID("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := weights.Open(id)
-	if errors.Is(err, weights.ErrNotReady) {
-		t.Skipf("SKIPPED: %s is not in the model cache: run `go run ./cmd/models fetch %s`: %v", id, id, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := openArtifact(t, "tiny")
 	t.Cleanup(func() { a.Close() })
 	dev, host := kerneltest.NewPartial(), cpu.New()
 	eng := graph.NewEngine(dev, graph.WithHost(host))
