@@ -309,10 +309,9 @@ func decSplits(rows, keys int) int {
 	return max(1, min((keys+decWarps*32-1)/(decWarps*32), (264+rows-1)/rows, attMaxSplits))
 }
 
-// attPadKeys is the key count forge_attention_kv_half's copies hold,
-// rounded up to 8 so that every 8-key run of a transposed row is one
-// aligned 16-byte word for cp.async.
-func attPadKeys(s int) int { return (s + 7) &^ 7 }
+// attPadKeys is the key count forge_attention_kv_half's copies hold: whole
+// tiles of 64 keys, so that forge_attention_fa loads them without bounds.
+func attPadKeys(s int) int { return (s + 63) &^ 63 }
 
 // aligned16 reports whether every pointer is a multiple of 16 bytes (or 0).
 func aligned16(ps ...driver.DevicePtr) bool {
