@@ -249,8 +249,9 @@ func (q *queue) linearQ(s *kernels.Step, bufs []kernels.Buffer) error {
 
 // matmul runs an OpMatMul step (on the backend's thread); halfA says
 // the step before it left the left operand in half precision at the start
-// of the queue's scratch (halfin.go), as toHalf would have.
-func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool) error {
+// of the queue's scratch (halfin.go), as toHalf would have, and res, when
+// not nil, is the sum after it that it computes (residual.go).
+func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool, res *residualAdd) error {
 	g := q.b.blas
 	if g == nil {
 		return fmt.Errorf("cuda: matmul needs cuBLASLt, which is not installed")
@@ -278,6 +279,14 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool) error
 	}
 	if len(s.In) > 2 {
 		gm.Bias = ptr(bufs, s.In[2])
+	}
+	if res != nil {
+		// One strided batch (residualOf): C and D are the sum's operand and
+		// output, laid out as the product's output.
+		gm.Beta = 1
+		if res.bias != nil {
+			gm.Bias = ptr(bufs, *res.bias)
+		}
 	}
 	half := halfPlan(q.b, p, K)
 	if half {
@@ -340,6 +349,9 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool) error
 			step.B = ptr(bufs, bv) + driver.DevicePtr(offB*4)
 		}
 		step.C = ptr(bufs, out) + driver.DevicePtr(offO*4)
+		if res != nil {
+			step.C, step.D = ptr(bufs, res.c), ptr(bufs, res.out)
+		}
 		if err := g.h.Matmul(&step); err != nil {
 			return err
 		}

@@ -76,7 +76,7 @@ var fixedPrograms = []fixedProgram{
 		"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
 		"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
 		"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",
-		"forge_to_half", "forge_dequantize", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_transpose",
+		"forge_to_half", "forge_dequantize", "forge_im2col", "forge_fill_rows", "forge_lstm_step", "forge_lstm_loop", "forge_col2im_t", "forge_transpose", "forge_transpose_many",
 	}},
 	{"attention.cu", commonSource + attentionSource, []string{
 		"forge_attention", "forge_attention_rows", "forge_attention_decode", "forge_attention_combine",

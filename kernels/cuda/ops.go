@@ -62,7 +62,7 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 	case kernels.OpReduce:
 		return q.reduce(s, bufs)
 	case kernels.OpMatMul:
-		return q.matmul(s, bufs, false)
+		return q.matmul(s, bufs, false, nil)
 	case kernels.OpSoftmax:
 		a := s.Attr.(kernels.SoftmaxAttr)
 		outer, n, inner := splitAxis(s.In[0].Shape, a.Axis)
@@ -927,4 +927,81 @@ func (q *queue) convTGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
 		}
 	}
 	return nil
+}
+
+// transposeEntry and transposeMany mirror kernels.cu's TransposeEntry and
+// TransposeMany (trMany entries, TR_MANY).
+type transposeEntry struct {
+	x, y       uint64
+	ldx, ldy   int64
+	rows, cols int32
+}
+
+type transposeMany struct{ e [trMany]transposeEntry }
+
+const trMany = 8
+
+// transposeGroups gathers runs of consecutive copies that take
+// forge_transpose (transposeOf), none reading or writing what another of
+// its run writes, into launches of forge_transpose_many of up to trMany
+// each: keyed by the run's first step, with the set of steps they absorb.
+// skip says a step is launched as part of another already.
+func transposeGroups(steps []kernels.Step, skip func(int) bool) (map[int][]int, map[int]bool) {
+	var groups map[int][]int
+	var absorbed map[int]bool
+	for i := 0; i < len(steps); {
+		run := []int{}
+		for j := i; j < len(steps) && len(run) < trMany && !skip(j); j++ {
+			if _, ok := transposeOf(&steps[j]); !ok || !independent(steps, run, j) {
+				break
+			}
+			run = append(run, j)
+		}
+		if len(run) < 2 {
+			i++
+			continue
+		}
+		if groups == nil {
+			groups, absorbed = map[int][]int{}, map[int]bool{}
+		}
+		groups[run[0]] = run
+		for _, j := range run[1:] {
+			absorbed[j] = true
+		}
+		i = run[len(run)-1] + 1
+	}
+	return groups, absorbed
+}
+
+// independent reports whether step j neither reads nor writes what the
+// steps of run write, nor writes what they read: so all may run at once.
+func independent(steps []kernels.Step, run []int, j int) bool {
+	s := &steps[j]
+	for _, k := range run {
+		for _, o := range steps[k].Out {
+			if overlaps(s.In[0], o) || overlaps(s.Out[0], o) {
+				return false
+			}
+		}
+		for _, v := range steps[k].In {
+			if overlaps(s.Out[0], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// transposeMany launches the copies of run (transposeGroups) as one.
+func (q *queue) transposeMany(steps []kernels.Step, run []int, bufs []kernels.Buffer) error {
+	var m transposeMany
+	var rows, cols int
+	for z, j := range run {
+		s := &steps[j]
+		t, _ := transposeOf(s)
+		m.e[z] = transposeEntry{x: uint64(ptr(bufs, s.In[0])), y: uint64(ptr(bufs, s.Out[0])), ldx: int64(t.ldx), ldy: int64(t.ldy), rows: int32(t.rows), cols: int32(t.cols)}
+		rows, cols = max(rows, t.rows), max(cols, t.cols)
+	}
+	args := q.args.Reset().Bytes(structBytes(&m))
+	return q.b.drv.Launch(q.b.mods.fixed("forge_transpose_many"), driver.Dim3{X: blocks(int64(cols), 32), Y: blocks(int64(rows), 32), Z: uint32(len(run))}, driver.Dim3{X: 32, Y: 8}, 0, q.stream, args)
 }

@@ -28,7 +28,12 @@ func (b *Backend) Plan(steps []kernels.Step) (kernels.Plan, error) {
 func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) bool) (kernels.Plan, error) {
 	p := &plan{b: b, steps: steps, fused: make([]*preparedFused, len(steps)), graphs: map[string]*capture{}}
 	groups, merged := fuse(steps, readAfter)
+	residuals := b.residualAdds(steps, readAfter, func(i int) bool { return groups[i] != nil || merged[i] })
+	for _, r := range residuals {
+		merged[r.add] = true
+	}
 	feeds := b.halfFeeds(steps, readAfter, func(i int) bool { return groups[i] != nil || merged[i] })
+	copies, absorbed := transposeGroups(steps, func(i int) bool { return groups[i] != nil || merged[i] })
 	combined := map[int]bool{}
 	for _, g := range groups {
 		if c := g.parts[0].comb; c >= 0 {
@@ -56,12 +61,16 @@ func (b *Backend) PlanFusing(steps []kernels.Step, readAfter func(kernels.View) 
 			p.items = append(p.items, planItem{step: i, lin: g})
 			continue
 		}
-		if merged[i] {
+		if merged[i] || absorbed[i] {
+			continue
+		}
+		if run := copies[i]; run != nil {
+			p.items = append(p.items, planItem{step: i, copies: run})
 			continue
 		}
 		p.scratch = max(p.scratch, scratchBytes(s, b))
 		halfOut := feeds != nil && feeds[i]
-		p.items = append(p.items, planItem{step: i, partials: combined[i], halfOut: halfOut, halfA: i > 0 && feeds != nil && feeds[i-1]})
+		p.items = append(p.items, planItem{step: i, partials: combined[i], halfOut: halfOut, halfA: i > 0 && feeds != nil && feeds[i-1], res: residuals[i]})
 		var f *preparedFused
 		var src kernelSource
 		var err error
@@ -114,6 +123,11 @@ type planItem struct {
 	// queue's scratch, and halfA: the product takes its left operand
 	// from there (halfin.go).
 	halfOut, halfA bool
+	// res: the product computes the sum after it (residual.go).
+	res *residualAdd
+	// copies: the step and those after it that forge_transpose_many
+	// runs with it (transposeGroups).
+	copies []int
 }
 
 // preparedFused is a generated kernel (a fused step or a reduction)
@@ -282,6 +296,9 @@ func (p *plan) launchOne(q *queue, bufs []kernels.Buffer, i int) error {
 	switch {
 	case it.lin != nil:
 		err = it.lin.launch(q, p.steps, bufs)
+	case it.copies != nil:
+		q.b.dispatches.Add(1)
+		err = q.transposeMany(p.steps, it.copies, bufs)
 	case it.partials:
 		err = q.attention(&p.steps[it.step], bufs, false)
 	case p.fused[it.step] != nil:
@@ -289,9 +306,9 @@ func (p *plan) launchOne(q *queue, bufs []kernels.Buffer, i int) error {
 	case it.halfOut: // a layer norm (feedsHalf)
 		q.b.dispatches.Add(1)
 		err = q.layerNorm(&p.steps[it.step], bufs, true)
-	case it.halfA:
+	case it.halfA || it.res != nil:
 		q.b.dispatches.Add(1)
-		err = q.matmul(&p.steps[it.step], bufs, true)
+		err = q.matmul(&p.steps[it.step], bufs, it.halfA, it.res)
 	default:
 		err = q.launch(&p.steps[it.step], bufs)
 	}

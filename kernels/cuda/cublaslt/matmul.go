@@ -92,7 +92,7 @@ type heuristicResult struct {
 //
 //	C[b] = Alpha·op(A[b])·op(B[b]) + Beta·C[b] (+ Bias)
 //
-// for b < Batch, where op(A) is M×K, op(B) is K×N and C is M×N, all
+// (or D[b] = …, C[b] left as it was, when D is given) for b < Batch, where op(A) is M×K, op(B) is K×N and C is M×N, all
 // row-major. op(X) is X, or Xᵀ when TransX is set: then X is stored K×M
 // (for A) or N×K (for B).
 type GEMM struct {
@@ -100,8 +100,9 @@ type GEMM struct {
 	TransA, TransB bool
 
 	// A, B and C are device addresses. C is both read (with Beta) and
-	// written.
-	A, B, C driver.DevicePtr
+	// written, unless D is given: then the result goes to D, laid out as
+	// C, and C is only read.
+	A, B, C, D driver.DevicePtr
 	// LDA, LDB and LDC are the row-major leading dimensions (elements
 	// between rows as stored); 0 means dense.
 	LDA, LDB, LDC int
@@ -280,6 +281,9 @@ func (g *GEMM) key() planKey {
 	k.alignA = alignment(g.A, k.strideA*in)
 	k.alignB = alignment(g.B, k.strideB*in)
 	k.alignC = alignment(g.C, k.strideC*out)
+	if g.D != 0 {
+		k.alignC = min(k.alignC, alignment(g.D, k.strideC*out))
+	}
 	if g.Bias != 0 {
 		k.alignBias = alignment(g.Bias, 0)
 	}
@@ -369,6 +373,10 @@ func (h *Handle) Matmul(g *GEMM) error {
 		}
 	}
 	lt := g.lt()
+	d := g.C
+	if g.D != 0 {
+		d = g.D
+	}
 	scalars := [2]float32{g.Alpha, g.Beta}
 	err = call(&h.l.matmul, h.h, p.desc,
 		uintptr(unsafe.Pointer(&scalars[0])),
@@ -376,7 +384,7 @@ func (h *Handle) Matmul(g *GEMM) error {
 		uintptr(lt.bPtr), p.b,
 		uintptr(unsafe.Pointer(&scalars[1])),
 		uintptr(g.C), p.c,
-		uintptr(g.C), p.c,
+		uintptr(d), p.c,
 		uintptr(unsafe.Pointer(&p.algo)),
 		uintptr(g.Workspace), uintptr(g.WorkspaceBytes),
 		uintptr(g.Stream))
