@@ -18,9 +18,12 @@ import (
 // different lengths and stepped greedily for different numbers of steps
 // through one Batch of eight slots (which never has the windows to
 // dissolve at), give the logits each gives stepped alone (relative L2 ≤ 1e-5, same argmax): the rounds held more than one
-// sequence; the fourth window takes the second's slot when it leaves, and
-// when the fourth leaves in turn, the third moves down a slot (the rounds
-// run over the first two).
+// sequence; the first three take slots 0, 1 and 2 in turn (each steps
+// once the one before has stepped), and when the second leaves, the third
+// moves down a slot (the rounds run over the first two), or, where the
+// fourth took the second's slot first, when the fourth leaves in turn. A
+// second window that joined last (slot 2) would leave no one to move: in
+// CI on a loaded 2-core machine the windows once joined in that order.
 func TestBatchMatchesAlone(t *testing.T) {
 	m := model(t, "tiny", whisper.F32)
 	V := m.Config().Vocab
@@ -54,6 +57,10 @@ func TestBatchMatchesAlone(t *testing.T) {
 	errs := make([]error, len(clips))
 	var wg sync.WaitGroup
 	secondLeft := make(chan struct{})
+	stepped := make([]chan struct{}, len(windows)) // closed once window i has a slot (or has failed)
+	for i := range stepped {
+		stepped[i] = make(chan struct{})
+	}
 	for i, w := range windows {
 		w.UseBatch(b)
 		wg.Add(1)
@@ -62,7 +69,16 @@ func TestBatchMatchesAlone(t *testing.T) {
 			if i == 3 {
 				<-secondLeft
 			}
-			together[i], errs[i] = whispertest.GreedySteps(bg, w, prefixes[i], steps[i], V)
+			signal := sync.OnceFunc(func() { close(stepped[i]) })
+			defer signal()
+			together[i], errs[i] = whispertest.GreedyStepsEach(bg, w, prefixes[i], steps[i], V, func(step int) {
+				switch {
+				case step == 0 && (i == 1 || i == 2):
+					<-stepped[i-1]
+				case step == 1:
+					signal()
+				}
+			})
 			w.UseBatch(nil) // leaves its slot
 			if i == 1 {
 				close(secondLeft)

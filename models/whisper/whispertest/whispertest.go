@@ -38,12 +38,23 @@ func EncodeFirst(ctx context.Context, m *whisper.Model, samples []float32) (*whi
 // times, returning the logits (vocab of them) of every step; it tells w
 // the decode is done (decode.Finisher) at the end.
 func GreedySteps(ctx context.Context, w *whisper.Window, prefix []int32, steps, vocab int) ([][]float32, error) {
+	return GreedyStepsEach(ctx, w, prefix, steps, vocab, nil)
+}
+
+// GreedyStepsEach is GreedySteps calling before, when not nil, before
+// each step with the step's index. A window that steps through a Batch
+// takes its slot in its first step, so a test can order its windows' slots
+// by waiting in before(0) and signalling in before(1).
+func GreedyStepsEach(ctx context.Context, w *whisper.Window, prefix []int32, steps, vocab int, before func(step int)) ([][]float32, error) {
 	row := make([]float32, vocab)
 	if err := w.Start(ctx, 1, prefix, []int{len(prefix) - 1}, [][]float32{row}); err != nil {
 		return nil, err
 	}
 	var out [][]float32
-	for range steps {
+	for step := range steps {
+		if before != nil {
+			before(step)
+		}
 		next := make([]float32, vocab)
 		if err := w.Step(ctx, []int32{int32(Argmax(row))}, [][]float32{next}); err != nil {
 			return nil, err
