@@ -688,16 +688,9 @@ extern "C" __global__ void __launch_bounds__(256) forge_attention_kv_half(AttnAr
 	}
 }
 
-// cp_async16 starts a copy of 16 bytes from global to shared memory that
-// does not wait for the data; with full false it writes 16 zero bytes and
-// reads nothing (src must still be a valid address).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool full) {
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_addr(dst)), "l"(src), "r"(full ? 16 : 0) : "memory");
-}
-
-// cp_async16_whole is cp_async16 of a whole word to a shared-memory
-// address (shared_addr's).
-__device__ __forceinline__ void cp_async16_whole(unsigned dst, const void* src) {
+// cp_async16 starts a copy of 16 bytes from global memory to a
+// shared-memory address (shared_addr's) that does not wait for the data.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src) {
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
 
@@ -736,8 +729,8 @@ __device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned s
 		const unsigned short* v = vp + t * TQ_KEYS;
 #pragma unroll
 		for (int u = 0; u < 4; u++) {
-			cp_async16_whole(kd + (st * TQ_KEYS * TQ_KS + u * 16 * TQ_KS) * 2, k + u * 16 * 64);
-			cp_async16_whole(vd + (st * TC_D * TQ_VS + u * 16 * TQ_VS) * 2, v + u * vrows);
+			cp_async16(kd + (st * TQ_KEYS * TQ_KS + u * 16 * TQ_KS) * 2, k + u * 16 * 64);
+			cp_async16(vd + (st * TC_D * TQ_VS + u * 16 * TQ_VS) * 2, v + u * vrows);
 		}
 		asm volatile("cp.async.commit_group;" ::: "memory");
 	};

@@ -604,8 +604,9 @@ extern "C" __global__ void forge_im2col(const float* x, void* col, int n0, int C
 // (y's rows ldy apart): a matrix stored column by column, written row by
 // row. Grid (ceil(cols/32), ceil(rows/32)), blocks of 32 × 8: each block
 // moves a 32 × 32 tile through shared memory so that both its reads and
-// its writes run along memory.
-extern "C" __global__ void forge_transpose(const float* x, float* y, int rows, int cols, i64 ldx, i64 ldy) {
+// its writes run along memory (transpose_tile, a block's work, which
+// forge_transpose_many shares; blocks past the matrix do nothing).
+__device__ __forceinline__ void transpose_tile(const float* x, float* y, int rows, int cols, i64 ldx, i64 ldy) {
 	__shared__ float tile[32][33]; // 33: a column of the tile spans all banks
 	int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
 	for (int i = threadIdx.y; i < 32; i += 8) {
@@ -617,6 +618,10 @@ extern "C" __global__ void forge_transpose(const float* x, float* y, int rows, i
 		int r = r0 + i, c = c0 + threadIdx.x;
 		if (r < rows && c < cols) y[r * ldy + c] = tile[threadIdx.x][i];
 	}
+}
+
+extern "C" __global__ void forge_transpose(const float* x, float* y, int rows, int cols, i64 ldx, i64 ldy) {
+	transpose_tile(x, y, rows, cols, ldx, ldy);
 }
 
 // forge_transpose_many is forge_transpose for up to TR_MANY copies in one
@@ -636,19 +641,8 @@ struct TransposeMany {
 	TransposeEntry e[TR_MANY];
 };
 extern "C" __global__ void forge_transpose_many(TransposeMany m) {
-	__shared__ float tile[32][33];
 	const TransposeEntry& t = m.e[blockIdx.z];
-	int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
-	if (r0 >= t.rows || c0 >= t.cols) return;
-	for (int i = threadIdx.y; i < 32; i += 8) {
-		int r = r0 + threadIdx.x, c = c0 + i;
-		if (r < t.rows && c < t.cols) tile[i][threadIdx.x] = t.x[r + c * t.ldx];
-	}
-	__syncthreads();
-	for (int i = threadIdx.y; i < 32; i += 8) {
-		int r = r0 + i, c = c0 + threadIdx.x;
-		if (r < t.rows && c < t.cols) t.y[r * t.ldy + c] = tile[threadIdx.x][i];
-	}
+	transpose_tile(t.x, t.y, t.rows, t.cols, t.ldx, t.ldy);
 }
 
 // forge_fill_rows sets y [rows, cols] to bias[row % period] in every
