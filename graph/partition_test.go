@@ -190,3 +190,39 @@ func runRandomProgram(t *testing.T, ctx context.Context, e *graph.Engine, seed u
 	}
 	return out
 }
+
+// TestBatchedInputs: a program's inputs go to a queue that can make
+// several writes at once (kernels.BatchWriter) in one WriteBatch, and the
+// result is the one of writing them one by one; an input of the wrong size
+// is refused before anything is written.
+func TestBatchedInputs(t *testing.T) {
+	ctx := context.Background()
+	dev := kerneltest.NewPartial(kerneltest.AllOps()...)
+	eng := graph.NewEngine(dev, graph.WithHost(cpu.New()))
+	build := func(c []float32) (*graph.Graph, graph.Tensor) {
+		g := graph.New()
+		a := g.InputF32("a", graph.Shape{3}, []float32{1, 2, 3})
+		b := g.InputF32("b", graph.Shape{3}, []float32{10, 20, 30})
+		x := g.InputF32("c", graph.Shape{3}, c)
+		return g, a.Add(b).Mul(x)
+	}
+	_, y := build([]float32{1, -1, 2})
+	vals, err := eng.Eval(ctx, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := vals[0].F32(), []float32{11, -22, 66}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if c := dev.Counts(); c.Batches != 1 || c.Writes != 3 || c.WriteBytes != 36 {
+		t.Errorf("%d batches of %d writes (%d bytes), want 1 of 3 (36 bytes)", c.Batches, c.Writes, c.WriteBytes)
+	}
+	before := dev.Counts()
+	_, y = build([]float32{1, 2})
+	if _, err := eng.Eval(ctx, y); err == nil {
+		t.Error("an input of 2 values for a shape of 3 was accepted")
+	}
+	if c := dev.Counts(); c.Writes != before.Writes {
+		t.Errorf("%d writes made for a program whose input was refused", c.Writes-before.Writes)
+	}
+}

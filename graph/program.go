@@ -160,14 +160,21 @@ func (p *Program) SetIndex(ctx context.Context, k int, data []byte) error {
 	if k < 0 || k >= len(p.inputs) {
 		return fmt.Errorf("graph: program has %d inputs, not %d", len(p.inputs), k+1)
 	}
-	in := p.p.inputs[k]
-	if len(data) != in.bytes {
-		return fmt.Errorf("graph: input %s %s%v needs %d bytes, got %d", p.g.nodes[p.inputs[k]].name, in.dtype, in.shape, in.bytes, len(data))
+	if err := p.checkInput(k, data); err != nil {
+		return err
 	}
-	if in.bytes == 0 {
+	if len(data) == 0 {
 		return nil
 	}
 	return p.q.Write(ctx, p.bufs[p.p.inputSlot(k)], 0, data)
+}
+
+// checkInput reports whether data is as long as input k.
+func (p *Program) checkInput(k int, data []byte) error {
+	if in := p.p.inputs[k]; len(data) != in.bytes {
+		return fmt.Errorf("graph: input %s %s%v needs %d bytes, got %d", p.g.nodes[p.inputs[k]].name, in.dtype, in.shape, in.bytes, len(data))
+	}
+	return nil
 }
 
 // SetF32 copies float32 values into the input placeholder t.
@@ -176,16 +183,28 @@ func (p *Program) SetF32(ctx context.Context, t Tensor, data []float32) error {
 }
 
 func (p *Program) bindAttached(ctx context.Context) error {
+	bw, batched := p.q.(kernels.BatchWriter)
+	var ws []kernels.Write
 	for k, id := range p.inputs {
 		n := &p.g.nodes[id]
 		if n.data == nil && p.p.inputs[k].bytes > 0 {
 			return fmt.Errorf("graph: input %q has no data (use Program.Set or create it with data)", n.name)
 		}
-		if err := p.SetIndex(ctx, k, n.data); err != nil {
+		if !batched || len(p.inputs) == 1 || p.p.inputs[k].bytes == 0 {
+			if err := p.SetIndex(ctx, k, n.data); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.checkInput(k, n.data); err != nil {
 			return err
 		}
+		ws = append(ws, kernels.Write{Dst: p.bufs[p.p.inputSlot(k)], Src: n.data})
 	}
-	return nil
+	if len(ws) == 0 {
+		return nil
+	}
+	return bw.WriteBatch(ctx, ws)
 }
 
 // Run enqueues every step on the program's queue; reading an output waits

@@ -122,6 +122,26 @@ type Queue interface {
 	Close() error
 }
 
+// Write is one copy of a BatchWriter's WriteBatch: Src into Dst at byte
+// offset Off.
+type Write struct {
+	Dst Buffer
+	Off int
+	Src []byte
+}
+
+// BatchWriter is an optional capability of a Queue: it makes several
+// writes at once, with the effect of Write on each in order, so a backend
+// that stages writes can copy them on several cores. The graph engine
+// binds a program's inputs through it: 32 windows of Whisper features are
+// 32 writes of 960 KB, which one core copied into pinned memory in 4.6 ms
+// on the H100's host, as long as the GPU took to encode them.
+type BatchWriter interface {
+	// WriteBatch makes the writes; every Src may be reused as soon as it
+	// returns.
+	WriteBatch(ctx context.Context, ws []Write) error
+}
+
 // Supporter is an optional capability of a Backend: it says which steps the
 // backend runs. The graph compiler runs steps a backend does not support on
 // the host backend and inserts the transfers. A backend without the method

@@ -14,6 +14,7 @@
 // comparisons as 1/0, where), every load conversion (f16/bf16 widened
 // exactly by bit manipulation, integers converted), and every store
 // conversion (f32 → f16/bf16 rounded to nearest even by bit manipulation,
+// or in CUDA to f16 by the hardware's cvt.rn, which rounds the same way;
 // by way of float32 as the CPU does; float → integer truncated, saturated to
 // int64 with NaN → 0, then wrapped to the width; Bool stores 1 for non-zero).
 // Expr.Wide gives f64 registers. [Kernel.Source] prints it; a printer
@@ -32,8 +33,9 @@
 // generated.
 //
 // The CUDA source has no #include: the half and bfloat16 conversions are
-// generated helpers (integer bit manipulation), so the same text compiles
-// on NVRTC 11.x through 13.x. The MSL source includes <metal_stdlib> only.
+// generated helpers (integer bit manipulation, and one PTX cvt, sm_53 and
+// later, for float to half), so the same text compiles on NVRTC 11.x
+// through 13.x. The MSL source includes <metal_stdlib> only.
 // Helpers are include-guarded, so sources can be concatenated into one
 // program.
 //

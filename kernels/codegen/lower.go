@@ -299,7 +299,7 @@ func lowerExpr(k *Kernel, e *kernels.Expr, views []kernels.View) {
 			x = sel(cmp(FLt, a, zero), op(FMul, rt, a, litF(rt, in.Imm)), a)
 		case kernels.EGeluErf:
 			x = op(FMul, rt, op(FMul, rt, litF(rt, 0.5), a),
-				op(FAdd, rt, one, op(FErf, rt, op(FDiv, rt, a, litF(rt, math.Sqrt2)))))
+				op(FAdd, rt, one, op(FErf, rt, op(FMul, rt, a, litF(rt, 1/math.Sqrt2)))))
 		case kernels.EGeluTanh:
 			cube := op(FMul, rt, op(FMul, rt, op(FMul, rt, litF(rt, 0.044715), a), a), a)
 			inner := op(FMul, rt, litF(rt, math.Sqrt(2/math.Pi)), op(FAdd, rt, a, cube))

@@ -23,6 +23,7 @@ type Partial struct {
 
 	launches                          atomic.Int64
 	writes, writeBytes, reads, rbytes atomic.Int64
+	batches                           atomic.Int64
 	wraps, wrapBytes                  atomic.Int64
 	mu                                sync.Mutex
 	perOp                             map[kernels.Op]int64
@@ -123,7 +124,9 @@ type PartialCounts struct {
 	PerOp    map[kernels.Op]int64 // steps run, by op
 	// Writes and Reads count Queue.Write and Queue.Read calls: copies
 	// from and to the host. WriteBytes and ReadBytes are their sizes.
-	Writes, WriteBytes, Reads, ReadBytes int64
+	// A WriteBatch counts once in Batches and each of its writes in
+	// Writes.
+	Writes, WriteBytes, Reads, ReadBytes, Batches int64
 	// Wraps counts constants handed over with Wrap (weights a device
 	// uploads once), WrapBytes their size.
 	Wraps, WrapBytes int64
@@ -140,7 +143,7 @@ func (p *Partial) Counts() PartialCounts {
 	return PartialCounts{
 		Launches: p.launches.Load(), PerOp: per,
 		Writes: p.writes.Load(), WriteBytes: p.writeBytes.Load(),
-		Reads: p.reads.Load(), ReadBytes: p.rbytes.Load(),
+		Reads: p.reads.Load(), ReadBytes: p.rbytes.Load(), Batches: p.batches.Load(),
 		Wraps: p.wraps.Load(), WrapBytes: p.wrapBytes.Load(),
 	}
 }
@@ -168,6 +171,18 @@ func (q *partialQueue) Write(ctx context.Context, dst kernels.Buffer, off int, s
 	q.p.writes.Add(1)
 	q.p.writeBytes.Add(int64(len(src)))
 	return q.q.Write(ctx, d, off, src)
+}
+
+// WriteBatch makes the writes one by one (kernels.BatchWriter), so the
+// graph engine's batched binding of inputs runs on the double too.
+func (q *partialQueue) WriteBatch(ctx context.Context, ws []kernels.Write) error {
+	q.p.batches.Add(1)
+	for _, w := range ws {
+		if err := q.Write(ctx, w.Dst, w.Off, w.Src); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (q *partialQueue) Read(ctx context.Context, dst []byte, src kernels.Buffer, off int) error {

@@ -180,7 +180,7 @@ func (m *Model) newWindows(ctx context.Context, count int, hidden func(*graph.Gr
 // several) into the sessions' states, per head and transposed.
 func (m *Model) crossAssign(g *graph.Graph, hidden graph.Tensor, sessions []*session) []graph.Tensor {
 	H := m.cfg.DecoderHeads
-	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [S, d] → [H, dh, S]
+	perHeadT := func(x graph.Tensor) graph.Tensor { return splitHeads(x, H).T() } // [..., S, d] → [..., H, dh, S]
 	member := func(x graph.Tensor, b int) graph.Tensor {
 		if len(sessions) == 1 {
 			return x
@@ -189,10 +189,15 @@ func (m *Model) crossAssign(g *graph.Graph, hidden graph.Tensor, sessions []*ses
 	}
 	var effects []graph.Tensor
 	m.encoderArith(g).crossKV(hidden, m.dec.crossAttentions(), func(i int, k, v graph.Tensor) {
+		// Split and transposed once for the batch, then sliced per
+		// session: the same views as per session, in half the graph's
+		// nodes (32 windows: 256 assignments, which took longer to
+		// build than the GPU's copies to run).
+		k, v = perHeadT(k), perHeadT(v)
 		for b, s := range sessions {
 			effects = append(effects,
-				g.Assign(s.crossK[i], perHeadT(member(k, b)), 2, 0),
-				g.Assign(s.crossV[i], perHeadT(member(v, b)), 2, 0))
+				g.Assign(s.crossK[i], member(k, b), 2, 0),
+				g.Assign(s.crossV[i], member(v, b), 2, 0))
 		}
 	})
 	return effects

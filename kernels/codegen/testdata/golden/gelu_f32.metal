@@ -30,16 +30,16 @@ static inline float fg_erf(float a) {
   return r;
 }
 #endif
-struct fg_ew_1b7cc345259c4fc8_params {
+struct fg_ew_ff4d66cd2ede2dc2_params {
   long n;
   long shape[1];
   long off[2];
   long stride[2][1];
 };
-kernel void fg_ew_1b7cc345259c4fc8(
+kernel void fg_ew_ff4d66cd2ede2dc2(
     device float* out [[buffer(0)]],
     device const float* in0 [[buffer(1)]],
-    constant fg_ew_1b7cc345259c4fc8_params& p [[buffer(2)]],
+    constant fg_ew_ff4d66cd2ede2dc2_params& p [[buffer(2)]],
     uint gid [[thread_position_in_grid]],
     uint gsize [[threads_per_grid]]) {
   const uint n = (uint)p.n;
@@ -48,7 +48,7 @@ kernel void fg_ew_1b7cc345259c4fc8(
     const uint ix1 = (uint)p.off[1] + i;
     float r0, r1;
     r0 = in0[ix1];
-    r1 = ((0.5f * r0) * (1.0f + fg_erf((r0 / 1.4142135f))));
+    r1 = ((0.5f * r0) * (1.0f + fg_erf((r0 * 0.70710677f))));
     out[ix0] = r1;
   }
 }

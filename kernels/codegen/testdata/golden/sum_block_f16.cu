@@ -16,23 +16,13 @@ static __device__ __forceinline__ float fg_h2f(unsigned short h) {
 #endif
 #ifndef FG_HELPER_F2H
 #define FG_HELPER_F2H
-// fg_f2h narrows float to IEEE half bits, rounding to nearest even.
+// fg_f2h narrows float to IEEE half bits, rounding to nearest even (as the portable form does).
 static __device__ __forceinline__ unsigned short fg_f2h(float f) {
   unsigned int x = __float_as_uint(f);
-  unsigned int s = (x >> 16) & 0x8000u;
-  unsigned int a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
-  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
-  if (a < 0x38800000u) {
-    float t = __uint_as_float(a) * 16777216.0f;
-    unsigned int q = (unsigned int)t;
-    float r = t - (float)q;
-    if (r > 0.5f || (r == 0.5f && (q & 1u) != 0u)) q += 1u;
-    return (unsigned short)(s | q);
-  }
-  a -= 0x38000000u;
-  a += 0xfffu + ((a >> 13) & 1u);
-  return (unsigned short)(s | (a >> 13));
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)(((x >> 16) & 0x8000u) | 0x7e00u | ((x >> 13) & 0x3ffu));
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
 }
 #endif
 struct fg_red_e74050e8d5ab3fee_params {
