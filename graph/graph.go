@@ -52,10 +52,11 @@ type node struct {
 	in    []uint32
 	shape Shape
 	dtype DType
-	data  []byte // opParam / opConst
-	name  string // params, inputs, states: for errors and debugging
-	state *State // opState, opAssign, opUpdate
-	nout  int    // opKernel: number of outputs (tuple nodes pick them)
+	data  []byte   // opParam / opConst, or an opInput's bound data
+	parts [][]byte // an opInput's bound data in pieces (InputF32Parts)
+	name  string   // params, inputs, states: for errors and debugging
+	state *State   // opState, opAssign, opUpdate
+	nout  int      // opKernel: number of outputs (tuple nodes pick them)
 	err   error
 }
 

@@ -115,6 +115,31 @@ func (g *Graph) InputF32(name string, shape Shape, data []float32) Tensor {
 	return g.InputBytes(name, F32, shape, f32Bytes(data))
 }
 
+// InputF32Parts adds a placeholder bound to parts whose concatenation, in
+// order, is its data (a batch's windows, each the caller's own slice).
+// Engine.Eval writes each part where it lies in the input, all in one
+// WriteBatch where the queue is a kernels.BatchWriter: where a Concat of
+// per-part inputs would cost a copy step per part on the device (32
+// windows of Whisper features: 32 launches), and a joined copy on the host
+// a pass over all of it before any could be sent.
+func (g *Graph) InputF32Parts(name string, shape Shape, parts [][]float32) Tensor {
+	t := g.Input(name, F32, shape)
+	if t.Err() != nil {
+		return t
+	}
+	n := 0
+	bs := make([][]byte, len(parts))
+	for i, p := range parts {
+		n += len(p)
+		bs[i] = f32Bytes(p)
+	}
+	if n != shape.Len() {
+		return g.failf("input "+name, "%s%v needs %d values, its parts hold %d", F32, shape, shape.Len(), n)
+	}
+	t.node().parts = bs
+	return t
+}
+
 // InputI64 adds a placeholder already bound to int64 data.
 func (g *Graph) InputI64(name string, shape Shape, data []int64) Tensor {
 	return g.InputBytes(name, I64, shape, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), 8*len(data)))

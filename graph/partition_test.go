@@ -226,3 +226,30 @@ func TestBatchedInputs(t *testing.T) {
 		t.Errorf("%d writes made for a program whose input was refused", c.Writes-before.Writes)
 	}
 }
+
+// TestInputParts: an input bound in parts reads as their concatenation,
+// on a queue that writes them in one batch (the double) and on one that
+// writes them one by one (the CPU's); parts that do not fill the input's
+// shape exactly are refused when the graph is built.
+func TestInputParts(t *testing.T) {
+	ctx := context.Background()
+	dev := kerneltest.NewPartial(kerneltest.AllOps()...)
+	for _, eng := range []*graph.Engine{graph.NewEngine(dev, graph.WithHost(cpu.New())), graph.NewEngine(cpu.New())} {
+		g := graph.New()
+		x := g.InputF32Parts("x", graph.Shape{3, 2}, [][]float32{{1, 2}, {}, {3, 4, 5, 6}})
+		vals, err := eng.Eval(ctx, x.MulScalar(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := vals[0].F32(), []float32{2, 4, 6, 8, 10, 12}; !slices.Equal(got, want) {
+			t.Errorf("%s: got %v, want %v", eng.Backend().Name(), got, want)
+		}
+	}
+	if c := dev.Counts(); c.Batches != 1 || c.Writes != 3 || c.WriteBytes != 24 {
+		t.Errorf("%d batches of %d writes (%d bytes), want 1 of 3 (24 bytes)", c.Batches, c.Writes, c.WriteBytes)
+	}
+	g := graph.New()
+	if x := g.InputF32Parts("x", graph.Shape{3, 2}, [][]float32{{1, 2}, {3, 4, 5}}); x.Err() == nil {
+		t.Error("parts of 5 values accepted for an input of 6")
+	}
+}

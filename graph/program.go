@@ -183,28 +183,37 @@ func (p *Program) SetF32(ctx context.Context, t Tensor, data []float32) error {
 }
 
 func (p *Program) bindAttached(ctx context.Context) error {
-	bw, batched := p.q.(kernels.BatchWriter)
 	var ws []kernels.Write
 	for k, id := range p.inputs {
 		n := &p.g.nodes[id]
-		if n.data == nil && p.p.inputs[k].bytes > 0 {
-			return fmt.Errorf("graph: input %q has no data (use Program.Set or create it with data)", n.name)
-		}
-		if !batched || len(p.inputs) == 1 || p.p.inputs[k].bytes == 0 {
-			if err := p.SetIndex(ctx, k, n.data); err != nil {
-				return err
-			}
+		if p.p.inputs[k].bytes == 0 {
 			continue
 		}
-		if err := p.checkInput(k, n.data); err != nil {
+		parts := n.parts
+		if parts == nil {
+			if n.data == nil {
+				return fmt.Errorf("graph: input %q has no data (use Program.Set or create it with data)", n.name)
+			}
+			if err := p.checkInput(k, n.data); err != nil {
+				return err
+			}
+			parts = [][]byte{n.data}
+		}
+		off := 0
+		for _, b := range parts {
+			ws = append(ws, kernels.Write{Dst: p.bufs[p.p.inputSlot(k)], Off: off, Src: b})
+			off += len(b)
+		}
+	}
+	if bw, ok := p.q.(kernels.BatchWriter); ok && len(ws) > 1 {
+		return bw.WriteBatch(ctx, ws)
+	}
+	for _, w := range ws {
+		if err := p.q.Write(ctx, w.Dst, w.Off, w.Src); err != nil {
 			return err
 		}
-		ws = append(ws, kernels.Write{Dst: p.bufs[p.p.inputSlot(k)], Src: n.data})
 	}
-	if len(ws) == 0 {
-		return nil
-	}
-	return bw.WriteBatch(ctx, ws)
+	return nil
 }
 
 // Run enqueues every step on the program's queue; reading an output waits

@@ -230,15 +230,13 @@ func (m *Model) EncodeBatch(ctx context.Context, features [][]float32) ([]*Windo
 		frames = n
 	}
 	return m.newWindows(ctx, len(features), func(g *graph.Graph) graph.Tensor {
-		// One input per window, joined in the graph: the caller's slices
-		// go to the backend as they are, where one input made the host
-		// allocate, clear and fill a copy of them all first (32 windows:
-		// 30 MB, two passes over it before the GPU could start).
-		xs := make([]graph.Tensor, len(features))
-		for i, f := range features {
-			xs[i] = g.InputF32("features", graph.Shape{1, m.cfg.NMels, frames}, f)
-		}
-		return m.enc.forward(m.encoderArith(g), graph.Concat(0, xs...))
+		// One input in parts: the caller's slices go to the backend as
+		// they are, each where it lies in the batch. A joined copy made
+		// the host allocate, clear and fill 30 MB for 32 windows before
+		// the GPU could start; an input per window joined by a Concat
+		// cost the GPU a copy launch per window.
+		x := g.InputF32Parts("features", graph.Shape{len(features), m.cfg.NMels, frames}, features)
+		return m.enc.forward(m.encoderArith(g), x)
 	})
 }
 
