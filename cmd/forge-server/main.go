@@ -105,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen `address` host:port")
 	fs.StringVar(&o.apiKey, "api-key", os.Getenv("FORGE_API_KEY"), "require this bearer `key` on /v1 routes (default $FORGE_API_KEY)")
 	models := fs.String("whisper", "tiny", "Whisper `sizes` served, comma-separated; the first is the default (whisper-1): "+strings.Join(whisper.Models(), ", "))
-	prec := fs.String("precision", "f32", "Whisper's arithmetic: f32, int8, or bf16 (the encoder's products in bfloat16 on a CPU with bfloat16 units, AMX or AVX512_BF16; f32 elsewhere)")
+	prec := fs.String("precision", "f32", "Whisper's arithmetic: f32, int8, or bf16 (the encoder's products in bfloat16 on a CPU with bfloat16 units, AMX, or AVX512_BF16 on AMD; f32 elsewhere)")
 	fs.BoolVar(&o.tts, "tts", true, "serve Kokoro text-to-speech")
 	fs.BoolVar(&o.kokoroInt8, "kokoro-int8", false, "use Kokoro's int8 artifact")
 	device := backendflag.Flag(fs)

@@ -245,7 +245,7 @@ flags:
 	fs.IntVar(&cfg.threads, "threads", 0, "CPU threads to compute on (0: every core)")
 	fs.BoolVar(&cfg.progress, "progress", false, "report progress through each file on stderr (a line redrawn on a terminal, a line per tenth otherwise)")
 	fs.StringVar(&cfg.model, "model", "tiny", "Whisper model: "+strings.Join(whisper.Models(), ", "))
-	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations), int8 (the ONNX int8 arithmetic), bf16 (on a CPU with bfloat16 units, AMX or AVX512_BF16"+bf16Unit()+": the encoder's matrix products in bfloat16, summed in f32, and the decoder steps' on 16-bit rows with AVX512_VNNI; elsewhere f32), or on a GPU f16 / bf16 (matrix products in half precision, accumulated in f32)")
+	prec := fs.String("precision", "f32", "f32 (weights dequantized, float activations), int8 (the ONNX int8 arithmetic), bf16 (on a CPU with bfloat16 units, AMX, or AVX512_BF16 on AMD"+bf16Unit()+": the encoder's matrix products in bfloat16, summed in f32, and the decoder steps' on 16-bit rows with AVX512_VNNI; elsewhere f32), or on a GPU f16 / bf16 (matrix products in half precision, accumulated in f32)")
 	fs.StringVar(&cfg.language, "language", "auto", `spoken language: a code (en, de, ...), a name, or "auto" to detect it on the first utterance`)
 	fs.IntVar(&cfg.beam, "beam", 0, "beam search with this many beams (0: greedy)")
 	fs.BoolVar(&cfg.translate, "translate", false, "translate into English instead of transcribing")

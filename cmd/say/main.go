@@ -24,7 +24,7 @@
 //	--lang CODE        phonemiser language, an espeak-ng code: en-us, en-gb (en),
 //	                   es, fr (fr-fr), hi, it, pt-br (default: the voice's)
 //	--int8             use the int8 (dynamically quantized) artifact
-//	--fp32             every layer in float32 (default: the decoder in bfloat16 on CPUs with AMX or AVX512_BF16)
+//	--fp32             every layer in float32 (default: the decoder in bfloat16 on CPUs with AMX, or AVX512_BF16 on AMD)
 //	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
 //	--device NAME      compute backend: cpu, cuda, metal or auto (default $FORGE_DEVICE, else auto)
 //	--list-voices      print the voices, their language and gender, and exit

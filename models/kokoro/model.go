@@ -72,7 +72,7 @@ func New(eng *graph.Engine, w *Weights) (*Model, error) {
 // decoder and generator (graph 3: some 50 GFLOP per second of audio) run
 // their convolutions in bfloat16 where the CPU has a bfloat16 unit
 // (gemm.HasBF16Conv: AMX tiles, about six times faster than float32, or
-// AVX512_BF16, about twice), and the golden waveform figures stay within
+// AVX512_BF16 on AMD's cores, about twice), and the golden waveform figures stay within
 // 0.002 of the float32 ones, the waveform at Pearson ≥ 0.995 against both
 // the golden and this model's float32 run (TestGoldenParity, TestBF16Gate).
 // So do the energy branch's convolutions in graph 2 (n_pred within 2e-4 of

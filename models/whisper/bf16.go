@@ -8,7 +8,8 @@ import "github.com/tensorforge/forge/graph"
 // to bfloat16 and sum the products in float32 (graph.MatMulOpts and
 // graph.ConvOpts BF16). The CPU backend runs those on its bfloat16 units
 // (AMX tiles, or AVX512_BF16's VDPBF16PS at about twice the float32
-// kernel's rate on AMD Zen 4) and computes in float32 where it has none,
+// kernel's rate on AMD Zen 4) and computes in float32 where it has none
+// or where they are slower than float32 (VDPBF16PS on Intel's cores),
 // as GPU backends do; the model never asks which.
 //
 // Layer norms, GELU, attention (scores and softmax) and the residual

@@ -62,7 +62,7 @@ const (
 	Int8
 	// BF16 is F32 with the encoder's matrix products and convolutions in
 	// bfloat16 (operands rounded, sums in float32) where the backend has
-	// bfloat16 units: the CPU's AMX tiles or AVX512_BF16; and the decoder
+	// bfloat16 units: the CPU's AMX tiles, or AVX512_BF16 on AMD; and the decoder
 	// steps' products on rows rounded to 16-bit fixed point where it has
 	// 8-bit dot-product units (AVX512_VNNI). Elsewhere it computes as F32.
 	// See bf16.go for what it costs in accuracy.

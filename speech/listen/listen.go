@@ -69,7 +69,7 @@ type Config struct {
 	// Precision is Whisper's arithmetic: whisper.F32 (the default:
 	// weights dequantized once, float activations), whisper.BF16 (F32
 	// with the encoder's products in bfloat16 on a CPU with bfloat16
-	// units, AMX or AVX512_BF16, and the decoder steps' on 16-bit rows
+	// units, AMX or AVX512_BF16 on AMD, and the decoder steps' on 16-bit rows
 	// with AVX512_VNNI; F32 elsewhere) or whisper.Int8 (the ONNX export's
 	// integer arithmetic).
 	Precision whisper.Precision

@@ -78,12 +78,14 @@ var (
 )
 
 // Config chooses the model of a Synthesizer. The zero value is Kokoro-82M
-// v1.0 on the best device here, its decoder in bfloat16 on CPUs with AMX or AVX512_BF16.
+// v1.0 on the best device here, its decoder in bfloat16 on CPUs with AMX,
+// or AVX512_BF16 on AMD's cores.
 type Config struct {
 	// Int8 loads the int8 (dynamically quantized) artifact.
 	Int8 bool
 	// Float32 runs every layer in float32 (by default the decoder runs in
-	// bfloat16 on CPUs with AMX or AVX512_BF16; see kokoro.Model.Float32).
+	// bfloat16 on CPUs with AMX, or AVX512_BF16 on AMD's cores; see
+	// kokoro.Model.Float32).
 	Float32 bool
 	// Device names the compute backend when Engine is nil ("" or "auto":
 	// the best registered one that runs here; see speech.NewEngine).

@@ -220,12 +220,28 @@ func BenchmarkConv1d(b *testing.B) {
 			}
 			reportRate(b, flops, cpu0, "GFLOP/s")
 		})
+		// The machine's bfloat16 unit, and each pair kernel the CPU runs
+		// where it is not the default (on Intel's cores: slower than
+		// float32, which the figures show).
+		type bf16Conv struct {
+			path string
+			w    *ConvWeight
+		}
+		var bws []bf16Conv
 		if bw := e.PackConvWeightBF16(tc.cout, tc.cin, tc.k, w); bw != nil {
-			b.Run(fmt.Sprintf("%s/%s", BF16ConvPath(), tc), func(b *testing.B) {
+			bws = append(bws, bf16Conv{BF16ConvPath(), bw})
+		}
+		for _, pk := range hardwarePairKernels() {
+			if pk.name != BF16ConvPath() {
+				bws = append(bws, bf16Conv{pk.name, e.packConvWeightPairs(pk, tc.cout, tc.cin, tc.k, w)})
+			}
+		}
+		for _, bw := range bws {
+			b.Run(fmt.Sprintf("%s/%s", bw.path, tc), func(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := procstat.CPUTime().Seconds()
 				for b.Loop() {
-					e.Conv1d(bw, s, x, tc.l, y, lout, bias)
+					e.Conv1d(bw.w, s, x, tc.l, y, lout, bias)
 				}
 				reportRate(b, flops, cpu0, "GFLOP/s")
 			})
@@ -251,6 +267,13 @@ func BenchmarkConv1d(b *testing.B) {
 			reportRate(b, flops, cpu0, "GFLOP/s")
 		})
 	}
+}
+
+// hardwarePairKernels lists the pair kernels with hardware behind them that
+// this CPU runs, default or not.
+func hardwarePairKernels() []*bf16Kernel {
+	ks := bf16Kernels()
+	return ks[:len(ks)-1] // the portable kernel is last
 }
 
 // BenchmarkOffsetKernel measures each offset microkernel alone on a
@@ -333,7 +356,16 @@ func BenchmarkGemmBF16(b *testing.B) {
 		x, w, bias := randSlice(r, s.m*s.k), randSlice(r, s.n*s.k), randSlice(r, s.n)
 		c := make([]float32, s.m*s.n)
 		flops := 2 * float64(s.m*s.n*s.k)
+		var bws []*BF16Weight
 		if bw := e.PackBF16(true, s.k, s.n, w, s.k); bw != nil {
+			bws = append(bws, bw)
+		}
+		for _, pk := range hardwarePairKernels() {
+			if pk.name != BF16ConvPath() {
+				bws = append(bws, packBF16Pairs(pk, true, s.k, s.n, w, s.k))
+			}
+		}
+		for _, bw := range bws {
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", bw.Path(), s.m, s.n, s.k), func(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := procstat.CPUTime().Seconds()

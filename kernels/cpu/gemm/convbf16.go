@@ -35,14 +35,15 @@ const (
 )
 
 // HasBF16Conv reports whether PackConvWeightBF16 can run on this machine:
-// a CPU with AMX-BF16 and an OS that grants its state, or a CPU with
+// a CPU with AMX-BF16 and an OS that grants its state, or an AMD CPU with
 // AVX512_BF16 (see [BF16ConvPath]).
 func HasBF16Conv() bool { return BF16ConvPath() != "" }
 
 // BF16ConvPath names the unit PackConvWeightBF16's weights run on:
 // "amx-bf16" (tiles, preferred where present), "go-avx512bf16" (VDPBF16PS,
-// 12×32 register tiles), or "" when the CPU has neither and bfloat16
-// would only cost accuracy.
+// 12×32 register tiles, on AMD's cores), or "" when the CPU has neither,
+// or its VDPBF16PS is slower than float32 FMAs (Intel's cores), and
+// bfloat16 would only cost accuracy.
 func BF16ConvPath() string {
 	if amxReady() {
 		return "amx-bf16"

@@ -7,10 +7,10 @@ import (
 
 // bfloat16 convolutions on pair instructions (AVX512_BF16).
 //
-// On CPUs with a bfloat16 dot-product instruction but no AMX tiles (AMD
-// Zen 4 and 5, Intel Cooper Lake), a weight packed by PackConvWeightBF16
-// runs the implicit-GEMM convolution of conv.go with its operands rounded
-// to bfloat16. Every element of A and of the input window is a uint32
+// On CPUs with a bfloat16 dot-product instruction but no AMX tiles, where
+// it outruns float32 FMAs (AMD Zen 4 and 5), a weight packed by
+// PackConvWeightBF16 runs the implicit-GEMM convolution of conv.go with
+// its operands rounded to bfloat16. Every element of A and of the input window is a uint32
 // holding two bfloat16 values consecutive along the depth (input channels
 // 2c and 2c+1 at one tap), and VDPBF16PS multiplies 16 such pairs by 16
 // others, adding both products to 16 float32 sums: twice the work of a
@@ -45,10 +45,12 @@ type bf16Kernel struct {
 // float32 kernels are faster and exact.
 var genericBF16Kernel = &bf16Kernel{name: "go-bf16", mr: 4, nr: 4, kc: 128, fn: pairGo4x4}
 
-// bestBF16Kernel returns the fastest pair kernel with hardware behind it,
-// nil when the CPU has no bfloat16 dot product.
+// bestBF16Kernel returns the fastest pair kernel with hardware behind it
+// where it outruns the float32 kernels (pairsOutrunFloat32), nil where
+// the CPU has no bfloat16 dot product or bfloat16 would only cost
+// accuracy. Tests reach every kernel the CPU runs through bf16Kernels.
 func bestBF16Kernel() *bf16Kernel {
-	if k := bf16Kernels()[0]; k != genericBF16Kernel {
+	if k := bf16Kernels()[0]; k != genericBF16Kernel && pairsOutrunFloat32() {
 		return k
 	}
 	return nil

@@ -60,10 +60,13 @@
 // state), a weight packed by [Engine.PackConvWeightBF16] runs on the tile
 // unit in bfloat16 with float32 sums: 600–1200 GFLOP/s per core, for layers
 // known to tolerate the rounding (BenchmarkConv1d). On CPUs with
-// AVX512_BF16 but no AMX (AMD Zen 4 and 5), the same weight runs the
+// AVX512_BF16 but no AMX, on AMD's Zen 4 and 5, the same weight runs the
 // implicit GEMM on VDPBF16PS, two depth steps per instruction: about twice
 // the float32 kernel's rate, 160–200 GFLOP/s per CPU-second against 86–103
-// on a Zen 4 (EPYC, family 25 model 17). [BF16ConvPath] says which.
+// on a Zen 4 (EPYC, family 25 model 17). Intel's cores issue VDPBF16PS at
+// half the FMAs' rate, where it runs at 0.6 times the float32 kernel's
+// rate, so they keep float32 unless AMX is granted. [BF16ConvPath] says
+// which.
 //
 // # bfloat16 GEMM
 //

@@ -31,6 +31,42 @@ func bf16Kernels() []*bf16Kernel {
 	return []*bf16Kernel{genericBF16Kernel}
 }
 
+// pairsOutrunFloat32 reports whether the pair kernel is faster than the
+// float32 one here (pairsOutrunOn this CPU's vendor).
+func pairsOutrunFloat32() bool { return pairsFast }
+
+// pairsFast is read once: CPUID traps to the hypervisor in a virtual
+// machine, and the answer cannot change while the process runs.
+var pairsFast = pairsOutrunOn(cpuVendor())
+
+// pairsOutrunOn says whether VDPBF16PS outruns float32 FMAs on a vendor's
+// cores, which the instruction set does not tell: AMD's Zen 4 and 5 issue
+// VDPBF16PS as often as an FMA, so two depth steps an instruction double
+// the rate (BenchmarkConv1d on a Zen 4: 160–200 GFLOP/s per CPU-second
+// against 86–103). Intel's cores issue it on one port where FMAs go to
+// two, so it only matches the FMAs' peak and loses to them once the pairs
+// are packed: on an Intel Xeon with AVX512_BF16 and no AMX granted, 70–80
+// GFLOP/s per CPU-second against 120–150 for float32, in convolutions and
+// products alike (reports/2026-12-07-bf16-intel.md). Other vendors' cores
+// are unmeasured and keep float32.
+func pairsOutrunOn(vendor string) bool { return vendor == "AuthenticAMD" }
+
+// cpuVendor is CPUID leaf 0's vendor string ("GenuineIntel",
+// "AuthenticAMD", ...).
+func cpuVendor() string {
+	_, b, c, d := cpuid(0, 0)
+	var v [12]byte
+	for i, r := range [3]uint32{b, d, c} {
+		v[4*i], v[4*i+1], v[4*i+2], v[4*i+3] = byte(r), byte(r>>8), byte(r>>16), byte(r>>24)
+	}
+	return string(v[:])
+}
+
+// cpuid executes CPUID with EAX = leaf and ECX = sub.
+//
+//go:noescape
+func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+
 var (
 	avx512Kernel = &sgemmKernel{name: "go-avx512", mr: 12, nr: 32, kc: 384, mc: 1920, nc: 512, fn: sgemmKernelAVX512, offFn: offsetKernelAVX512}
 	avx2Kernel   = &sgemmKernel{name: "go-avx2", mr: 6, nr: 16, kc: 256, mc: 1920, nc: 512, fn: sgemmKernelAVX2, offFn: offsetKernelAVX2}
