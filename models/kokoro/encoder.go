@@ -76,18 +76,7 @@ func newAlbertLayer(s *param.Scope) albertLayer {
 }
 
 func (m *albertLayer) forward(h graph.Tensor) graph.Tensor {
-	T := h.Dim(1)
-	const dh = albertHidden / albertHeads
-	heads := func(l *linear) graph.Tensor { // [1, T, 768] → [1, heads, T, 64]
-		return l.forward(h).Reshape(1, T, albertHeads, dh).Permute(0, 2, 1, 3)
-	}
-	// Both q and k are scaled by √(1/√dh), as the exported graph does.
-	scale := scalar(h, 0.35355339059327373)
-	q := heads(&m.query).Mul(scale)
-	k := heads(&m.key).Mul(scale)
-	v := heads(&m.value)
-	att := q.MatMul(k.T()).Softmax(-1).MatMul(v) // [1, heads, T, 64]
-	ctx := att.Permute(0, 2, 1, 3).Reshape(1, T, albertHidden)
+	ctx := m.selfAttention(h) // [1, T, 768]
 	a := m.attnLN.forward(h.Add(m.dense.forward(ctx)))
 	f := m.ffnOutput.forward(m.ffn.forward(a).GeluTanh())
 	return m.fullLN.forward(f.Add(a))
