@@ -4,16 +4,18 @@ import (
 	"os"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestApply(t *testing.T) {
 	tests := []struct {
-		name string
-		gogc string // "" leaves GOGC unset
-		want int    // the percent in force after Apply
+		name   string
+		gogc   string // "" leaves GOGC unset
+		before int    // the percent in force after Apply, before its timer
+		after  int    // and once the timer has run
 	}{
-		{"unset", "", Percent},
-		{"user's own", "80", 137}, // the runtime keeps what the test set
+		{"unset", "", 137, Percent}, // the test's own 137 stands for Go's default
+		{"user's own", "80", 137, 137},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -27,9 +29,21 @@ func TestApply(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			Apply()
-			if got := debug.SetGCPercent(137); got != tt.want {
-				t.Errorf("GC percent %d after Apply, want %d", got, tt.want)
+			var timer func()
+			apply(func(d time.Duration, f func()) {
+				if d != settleAfter {
+					t.Errorf("timer of %v, want %v", d, settleAfter)
+				}
+				timer = f
+			})
+			if got := debug.SetGCPercent(137); got != tt.before {
+				t.Errorf("GC percent %d after Apply, want %d", got, tt.before)
+			}
+			if timer != nil {
+				timer()
+			}
+			if got := debug.SetGCPercent(137); got != tt.after {
+				t.Errorf("GC percent %d once settled, want %d", got, tt.after)
 			}
 		})
 	}
