@@ -24,7 +24,7 @@
 //     with the same peak RSS (~128 MiB);
 //   - `say "Button."`: 0.64–0.76 s against 0.72–0.87 s;
 //   - base and say's 30-word paragraph: within their spread, peak RSS
-//     the same (the paragraph) or 1–6 MiB higher (base, ~214 MiB);
+//     the same (the paragraph) or 1–13 MiB higher (base, 208–214 MiB);
 //   - listen over an hour of audio (scripts/soak): RSS max 317 against
 //     325 MiB, 70 against 75 s.
 package gcpace
