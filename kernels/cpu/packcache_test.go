@@ -18,6 +18,7 @@ import (
 	"github.com/tensorforge/forge/internal/packfile"
 	"github.com/tensorforge/forge/internal/testenv"
 	"github.com/tensorforge/forge/kernels"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
 
 // weightFile writes n random float32 values to a file, maps it and
@@ -281,4 +282,50 @@ func TestPruneOthers(t *testing.T) {
 		{Name: "silence-x.bin", Age: 365 * 24 * time.Hour, Kept: true},
 	}
 	testenv.CheckPruned(t, dir, files, func() { pruneOthers(dir, "packs-w1-", filepath.Join(dir, "packs-w1-self.bin")) })
+}
+
+// TestKeptPackReleased checks that a convolution whose pack is used in
+// place from the pack file leaves none of the pack's pages resident once
+// it has run (releaseKept), and that running it again, from pages faulted
+// back in, gives the same output.
+func TestKeptPackReleased(t *testing.T) {
+	dir := t.TempDir()
+	// A pack of many pages (192 KiB), so that whole pages lie inside it.
+	const rows, cin, taps, L = 128, 128, 3, 50
+	bufs := weightFile(t, 16+rows*cin*taps, "weights released")
+	wv := kernels.View{Slot: 0, Offset: 16, DType: kernels.F32}
+	first := NewWithPackDir(dir)
+	first.packedConv(bufs, wv, 0, rows, cin, taps, false)
+	if err := first.SavePacks(nil); err != nil {
+		t.Fatal(err)
+	}
+	b := NewWithPackDir(dir)
+	pw := b.packedConv(bufs, wv, 0, rows, cin, taps, false)
+	if set, _ := b.packs.set(bufs[0].(*buffer).b); !inFile(set, [][]byte{pw.Words()}) {
+		t.Fatal("the pack is not used in place from the pack file")
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	x := make([]float32, cin*L)
+	for i := range x {
+		x[i] = r.Float32()*2 - 1
+	}
+	w := f32s(bufs, wv)[wv.Offset:]
+	a := kernels.ConvAttr{Stride: 1, Dilation: 1, Groups: 1, PadLeft: 1, PadRight: 1}
+	var outs [2][]float32
+	for i := range outs {
+		outs[i] = make([]float32, rows*L)
+		b.implicitConv1d(gemm.Default(), bufs, wv, x, w, nil, outs[i], 1, cin, L, rows, taps, L, a)
+		n, err := filepages.Resident(pw.Words())
+		if err != nil {
+			t.Skipf("SKIPPED: cannot read resident pages: %v", err)
+		}
+		if n != 0 {
+			t.Errorf("run %d: %d bytes of the pack resident after its convolution, want 0", i, n)
+		}
+	}
+	for j := range outs[0] {
+		if math.Float32bits(outs[0][j]) != math.Float32bits(outs[1][j]) {
+			t.Fatalf("output[%d] = %v, then %v from the pages faulted back in", j, outs[0][j], outs[1][j])
+		}
+	}
 }
