@@ -90,8 +90,11 @@
 // pages the kernels read in place (LSTM recurrences, the AdaIN style
 // projections, some 40 MB) are given back before each generator run, as
 // that run's working memory, about 20 MB a second of audio in a chunk,
-// makes the peak. cmd/say on the 30-word benchmark paragraph peaks at
-// about 470 MiB (reports/2026-11-24-kokoro-memory.md).
+// makes the peak. A convolution's pack read in place from the CPU
+// backend's pack file is given back once the convolution has run. cmd/say
+// on the 30-word benchmark paragraph peaks at about 470 MiB with the
+// bfloat16 packs (reports/2026-11-24-kokoro-memory.md), 361–371 MiB with
+// float32 ones (reports/2026-12-07-bf16-intel.md).
 //
 // Text comes in through the front-end sub-packages: g2p (normalisation,
 // espeak-ng phonemes, sentence chunking), vocab (phonemes → ids) and
