@@ -92,9 +92,10 @@
 // that run's working memory, about 20 MB a second of audio in a chunk,
 // makes the peak. A convolution's pack read in place from the CPU
 // backend's pack file is given back once the convolution has run. cmd/say
-// on the 30-word benchmark paragraph peaks at about 470 MiB with the
-// bfloat16 packs (reports/2026-11-24-kokoro-memory.md), 361–371 MiB with
-// float32 ones (reports/2026-12-07-bf16-intel.md).
+// on the 30-word benchmark paragraph peaked at about 470 MiB with the
+// bfloat16 packs before that (reports/2026-11-24-kokoro-memory.md), and
+// peaks at 361–371 MiB with float32 ones since (Intel, no AMX:
+// reports/2026-12-07-bf16-intel.md).
 //
 // Text comes in through the front-end sub-packages: g2p (normalisation,
 // espeak-ng phonemes, sentence chunking), vocab (phonemes → ids) and
