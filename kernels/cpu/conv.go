@@ -349,21 +349,19 @@ func (b *Backend) implicitConv1d(e *gemm.Engine, bufs []kernels.Buffer, wv kerne
 			e.Conv1d(pw, shape, xg, L, yg, Lout, bg)
 		}
 		if pw != scratch {
-			releaseKept(pw)
+			// A pack used in place from the pack file gives its
+			// resident pages back once its convolution has run
+			// (filepages.Release leaves a pack on the heap alone):
+			// Kokoro's decoder and generator run each convolution once
+			// a chunk, and held every pack resident to the end of it. A
+			// page used again comes back from the page cache. On the
+			// 2-core Intel VM (family 6 model 207, float32 packs), say's
+			// 30-word paragraph peaked at 361–371 MiB instead of
+			// 571–577, "Button." at 188–190 instead of 400, the audio
+			// bit-identical and no slower.
+			filepages.Release(pw.Words())
 		}
 	}
-}
-
-// releaseKept lets the kernel drop the resident pages of a pack used in
-// place from a pack file (package filepages; a pack on the heap is left
-// alone) once its convolution has run: Kokoro's decoder and generator run
-// each of their convolutions once a chunk, and held every pack resident to
-// the end of it. A page used again comes back from the page cache. On the
-// 2-core Intel VM (family 6 model 207, float32 packs), say's 30-word
-// paragraph peaked at 361–371 MiB instead of 571–577, "Button." at
-// 188–190 instead of 400, the audio bit-identical and no slower.
-func releaseKept(pw *gemm.ConvWeight) {
-	filepages.Release(pw.Words())
 }
 
 // convWeightPool recycles the packing of weights that are not constants

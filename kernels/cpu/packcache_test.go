@@ -286,7 +286,7 @@ func TestPruneOthers(t *testing.T) {
 
 // TestKeptPackReleased checks that a convolution whose pack is used in
 // place from the pack file leaves none of the pack's pages resident once
-// it has run (releaseKept), and that running it again, from pages faulted
+// it has run (implicitConv1d), and that running it again, from pages faulted
 // back in, gives the same output.
 func TestKeptPackReleased(t *testing.T) {
 	dir := t.TempDir()

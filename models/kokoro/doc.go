@@ -23,9 +23,10 @@
 // outputs come from (../shared/golden/kokoro), in the style of every Forge
 // model (package models): one Go type per module (kmodel.go is KModel;
 // encoder.go ALBERT and TextEncoder, with ALBERT's self-attention as one
-// product and the fused attention in albert_attention.go; prosody.go ProsodyPredictor and its
-// blocks; decoder.go Decoder and the iSTFTNet Generator; layers.go the
-// PyTorch layers), each built from its param scope at New, which checks
+// product and the fused attention in albert_attention.go; prosody.go
+// ProsodyPredictor and its blocks; decoder.go Decoder and the iSTFTNet
+// Generator; layers.go the PyTorch layers), each built from its param
+// scope at New, which checks
 // every weight, and computed by a forward method. The artifacts (fp32,
 // int8, voices) are registered with package weights by artifacts.go and
 // converted to KModel's names by convert.go, convert_int8.go and
