@@ -162,6 +162,7 @@ type ConvAttr struct {
 	Groups        int
 	OutputPadding int  // transposed convolution only
 	BF16          bool // the convolution may round its operands to bfloat16 (see graph.ConvOpts)
+	Winograd      bool // the convolution may run by Winograd's minimal filtering (see graph.ConvOpts)
 }
 
 // LSTMAttr configures OpLSTM.

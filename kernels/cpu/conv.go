@@ -63,6 +63,9 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	// VAD chunk): the frames become the GEMM's few rows and the constant
 	// weight its packed B, instead of a column tile that is mostly empty.
 	transposed := !direct && a.Dilation == 1 && cig*K*Lout <= 1<<16 && (K > Lout || Lout <= 8)
+	if !transposed && !(a.BF16 && gemm.HasBF16Conv()) && b.winogradConv1d(bufs, wv, x, bias, y, N, Cin, L, Cout, K, Lout, a) {
+		return nil
+	}
 	if e := gemm.Default(); !transposed && e.ConvPath() != "go" && wv.Contiguous() {
 		b.implicitConv1d(e, bufs, wv, x, w, bias, y, N, Cin, L, Cout, K, Lout, a)
 		return nil
@@ -339,15 +342,9 @@ func (b *Backend) implicitConv1d(e *gemm.Engine, bufs []kernels.Buffer, wv kerne
 			e.PackConvWeightInto(scratch, cog, cig*K, wg, cig*K)
 			pw = scratch
 		}
-		var bg []float32
-		if bias != nil {
-			bg = bias[g*cog : (g+1)*cog]
-		}
-		for n := 0; n < N; n++ {
-			xg := x[(n*Cin+g*cig)*L : (n*Cin+(g+1)*cig)*L]
-			yg := y[(n*Cout+g*cog)*Lout : (n*Cout+(g+1)*cog)*Lout]
+		groupItems(x, bias, y, N, Cin, L, Cout, Lout, G, g, func(xg, bg, yg []float32) {
 			e.Conv1d(pw, shape, xg, L, yg, Lout, bg)
-		}
+		})
 		if pw != scratch {
 			// A pack used in place from the pack file gives its
 			// resident pages back once its convolution has run
@@ -364,6 +361,19 @@ func (b *Backend) implicitConv1d(e *gemm.Engine, bufs []kernels.Buffer, wv kerne
 	}
 }
 
+// groupItems calls fn with group g's input channels, bias and output
+// channels of each of the N batch items of a convolution of G groups.
+func groupItems(x, bias, y []float32, N, Cin, L, Cout, Lout, G, g int, fn func(xg, bg, yg []float32)) {
+	cig, cog := Cin/G, Cout/G
+	var bg []float32
+	if bias != nil {
+		bg = bias[g*cog : (g+1)*cog]
+	}
+	for n := 0; n < N; n++ {
+		fn(x[(n*Cin+g*cig)*L:(n*Cin+(g+1)*cig)*L], bg, y[(n*Cout+g*cog)*Lout:(n*Cout+(g+1)*cog)*Lout])
+	}
+}
+
 // convWeightPool recycles the packing of weights that are not constants
 // (computed in the program), so that such convolutions allocate nothing
 // in the steady state either.
@@ -376,6 +386,7 @@ type convKey struct {
 	off, group      int
 	rows, cin, taps int
 	bf16            bool
+	winograd        bool // transformed for gemm.WinogradConv1d (winograd.go)
 }
 
 // packedConv returns group g of a weight that lives in read-only (wrapped)

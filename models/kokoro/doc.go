@@ -68,9 +68,11 @@
 // on CPUs with a bfloat16 unit in bfloat16 with float32 sums
 // ([graph.ConvOpts] BF16): AMX-BF16 tiles, five to eight times the float32
 // throughput, or AVX512_BF16's VDPBF16PS where there is no AMX on AMD's
-// Zen 4 and 5, about twice (Intel's cores issue it at half the FMAs'
-// rate, so they stay float32); the golden waveform figures stay within 0.003 (rel
-// L2) and 0.002 (Pearson) of the float32 ones. So do graph 2's energy
+// Zen 4 and 5, about twice. Intel's cores issue VDPBF16PS at half the
+// FMAs' rate, so without AMX they run float32 by Winograd's minimal
+// filtering instead ([graph.ConvOpts] Winograd: 2.25–3.1 times fewer
+// products for 3 to 11 taps). The golden waveform figures stay within 0.003
+// (rel L2) and 0.002 (Pearson) of the float32 ones. So do graph 2's energy
 // convolutions; graph 1 and the F0 branch stay float32: the predicted F0
 // drives the harmonic source's phase, and durations must match the
 // reference exactly.

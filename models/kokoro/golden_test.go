@@ -168,13 +168,20 @@ func TestGoldenParity(t *testing.T) {
 	}
 }
 
-// TestBF16Gate holds the bfloat16 decoder to issue 17's bar where this
-// CPU runs it (AMX tiles or AVX512_BF16, gemm.BF16ConvPath): the waveform
-// correlates with the float32 reference's (the golden) and with this
-// model's own float32 run at Pearson ≥ 0.995, so the default may use it.
-func TestBF16Gate(t *testing.T) {
-	if !gemm.HasBF16Conv() {
-		t.Skip("no bfloat16 unit on this CPU: the default model is the float32 one")
+// TestFastConvGate holds the default decoder's fast convolutions to issue
+// 17's bar on this CPU: bfloat16 where it runs them (AMX tiles or
+// AVX512_BF16, gemm.BF16ConvPath), else Winograd's minimal filtering in
+// float32. The waveform correlates with the float32 reference's (the
+// golden) and with this model's own exact float32 run at Pearson ≥ 0.995,
+// so the default may use them.
+func TestFastConvGate(t *testing.T) {
+	path := gemm.BF16ConvPath()
+	switch {
+	case path != "":
+	case gemm.Default().ConvPath() != "go":
+		path = "winograd"
+	default:
+		t.Skip("neither a bfloat16 unit nor an offset microkernel on this CPU: the default model is the exact float32 one")
 	}
 	m := loadTestModel(t)
 	for _, name := range goldenCases {
@@ -192,13 +199,13 @@ func TestBF16Gate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(bf.Audio) != len(f32.Audio) || len(bf.Audio) != len(g.waveform) {
-				t.Fatalf("waveform lengths %d (%s), %d (float32), golden %d", len(bf.Audio), gemm.BF16ConvPath(), len(f32.Audio), len(g.waveform))
+				t.Fatalf("waveform lengths %d (%s), %d (float32), golden %d", len(bf.Audio), path, len(f32.Audio), len(g.waveform))
 			}
 			pg, pf := signalcmp.Pearson(bf.Audio, g.waveform), signalcmp.Pearson(bf.Audio, f32.Audio)
 			t.Logf("%s vs golden: Pearson %.5f, rel L2 %.4f; vs float32: Pearson %.5f, rel L2 %.4f",
-				gemm.BF16ConvPath(), pg, signalcmp.RelL2(bf.Audio, g.waveform), pf, signalcmp.RelL2(bf.Audio, f32.Audio))
+				path, pg, signalcmp.RelL2(bf.Audio, g.waveform), pf, signalcmp.RelL2(bf.Audio, f32.Audio))
 			if !(pg >= 0.995) || !(pf >= 0.995) {
-				t.Errorf("bfloat16 waveform Pearson %.5f vs golden, %.5f vs float32: want ≥ 0.995 for both", pg, pf)
+				t.Errorf("%s waveform Pearson %.5f vs golden, %.5f vs float32: want ≥ 0.995 for both", path, pg, pf)
 			}
 		})
 	}

@@ -37,8 +37,8 @@ func (l *linear) forward(x graph.Tensor) graph.Tensor {
 
 // conv1d is nn.Conv1d with the folded (weight-normalised) weight. The bias
 // is optional (conv1x1 shortcuts have none, and AdaINResBlock1 leaves
-// convs1's out). bf16 lets the backend round the operands to bfloat16
-// (see Model.Float32).
+// convs1's out). bf16 lets the backend round the operands to bfloat16 or
+// run the convolution by Winograd's minimal filtering (see Model.Float32).
 type conv1d struct {
 	w, b param.Tensor // b: the zero Tensor without a bias
 	opts graph.ConvOpts
@@ -50,6 +50,7 @@ func newConv1d(s *param.Scope, bias bool, opts graph.ConvOpts, bf16 bool) conv1d
 		c.b = s.F32("bias", dim(c.w, 0))
 	}
 	c.opts.BF16 = bf16
+	c.opts.Winograd = bf16
 	return c
 }
 

@@ -182,18 +182,25 @@ func (e *Engine) Conv1d(w *ConvWeight, s Conv1dShape, x []float32, ldx int, y []
 	if w.kern != e.convKernel() {
 		panic("gemm: Conv1d: weight packed for another engine's kernel")
 	}
-	checkLD("x", s.L, ldx)
-	checkLD("y", s.Lout, ldy)
-	checkLen("x", s.Cin, s.L, len(x), ldx)
-	checkLen("y", w.m, s.Lout, len(y), ldy)
-	if bias != nil && len(bias) < w.m {
-		panic(fmt.Sprintf("gemm: Conv1d: len(bias) = %d < %d", len(bias), w.m))
-	}
+	checkConvIO("Conv1d", s, w.m, x, ldx, y, ldy, bias)
 	j := e.convJobs.Get().(*convJob)
 	j.setup(w, s, x, ldx, y, ldy, bias, e.threads)
 	j.team.parallel(j.colTasks*j.rowTasks, j.workers)
 	j.x, j.y, j.bias, j.w = nil, nil, nil, nil // do not pin the caller's memory
 	e.convJobs.Put(j)
+}
+
+// checkConvIO panics unless x holds s.Cin rows of s.L frames (row stride
+// ldx), y rows rows of s.Lout (ldy), and bias, where there is one, rows
+// values.
+func checkConvIO(what string, s Conv1dShape, rows int, x []float32, ldx int, y []float32, ldy int, bias []float32) {
+	checkLD("x", s.L, ldx)
+	checkLD("y", s.Lout, ldy)
+	checkLen("x", s.Cin, s.L, len(x), ldx)
+	checkLen("y", rows, s.Lout, len(y), ldy)
+	if bias != nil && len(bias) < rows {
+		panic(fmt.Sprintf("gemm: %s: len(bias) = %d < %d", what, len(bias), rows))
+	}
 }
 
 // convJob carries one Conv1d call to the workers; pooled per engine.

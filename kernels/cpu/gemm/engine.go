@@ -25,6 +25,7 @@ type Engine struct {
 	qjobs    sync.Pool     // *qgemvJob, LinearQ8 scratch
 	convJobs sync.Pool     // *convJob, Conv1d windows
 	bjobs    sync.Pool     // *bf16Job, GemmBF16's packed A
+	winoJobs sync.Pool     // *winoJob, WinogradConv1d windows and products
 	ikern    *igemmKernel  // integer microkernel
 	_        [0]sync.Mutex // vet: no copies
 }
@@ -127,6 +128,7 @@ func (e *Engine) initPools() {
 	e.qjobs.New = func() any { return newQGEMVJob(e.threads) }
 	e.convJobs.New = func() any { return newConvJob(e) }
 	e.bjobs.New = func() any { return newBF16Job(e) }
+	e.winoJobs.New = func() any { return newWinoJob(e) }
 }
 
 // Path says which path this engine's SGEMM runs and on how many threads, for

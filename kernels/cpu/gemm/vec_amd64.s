@@ -269,3 +269,132 @@ rows8loop:
 	ROWS8_REDUCE(Z14, Y14, X14, Z15, Y15, 28)
 	VZEROUPPER
 	RET
+
+// func winoTransformAVX512(dst *float32, dstStride int, src *float32, offs *int, coefT *float32, terms, outs, chunks int)
+// For each chunk c < chunks of 16 columns and each r < outs (1 ≤ outs ≤ 14):
+// dst[r·dstStride + 16c + l] = Σ_{i<terms} coefT[14i + r]·src[offs[i] + 16c + l],
+// the terms added in order of i, each with one rounding: the Winograd
+// transforms of winograd.go, one input row loaded once for all outputs.
+// Outputs are kept in Z0–Z13 (only the first 4, 8 or all 14 are computed,
+// as outs needs); the input row in Z16.
+TEXT ·winoTransformAVX512(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ dstStride+8(FP), R11
+	SHLQ $2, R11
+	MOVQ src+16(FP), SI
+	MOVQ offs+24(FP), R8
+	MOVQ coefT+32(FP), R9
+	MOVQ terms+40(FP), R10
+	MOVQ outs+48(FP), R12
+	MOVQ chunks+56(FP), DX
+
+wtchunk:
+
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	XORQ BX, BX // term i
+	MOVQ R9, R13 // coefT row i
+
+wtterm:
+	MOVQ    (R8)(BX*8), AX
+	VMOVUPS (SI)(AX*4), Z16
+	VFMADD231PS.BCST 0(R13), Z16, Z0
+	VFMADD231PS.BCST 4(R13), Z16, Z1
+	VFMADD231PS.BCST 8(R13), Z16, Z2
+	VFMADD231PS.BCST 12(R13), Z16, Z3
+	CMPQ R12, $4
+	JLE  wtnext
+	VFMADD231PS.BCST 16(R13), Z16, Z4
+	VFMADD231PS.BCST 20(R13), Z16, Z5
+	VFMADD231PS.BCST 24(R13), Z16, Z6
+	VFMADD231PS.BCST 28(R13), Z16, Z7
+	CMPQ R12, $8
+	JLE  wtnext
+	VFMADD231PS.BCST 32(R13), Z16, Z8
+	VFMADD231PS.BCST 36(R13), Z16, Z9
+	VFMADD231PS.BCST 40(R13), Z16, Z10
+	VFMADD231PS.BCST 44(R13), Z16, Z11
+	VFMADD231PS.BCST 48(R13), Z16, Z12
+	VFMADD231PS.BCST 52(R13), Z16, Z13
+
+wtnext:
+	ADDQ $56, R13
+	INCQ BX
+	CMPQ BX, R10
+	JLT  wtterm
+
+	// Store the outs rows: row r at DI + r·R11.
+	MOVQ DI, AX
+	VMOVUPS Z0, (AX)
+	CMPQ R12, $1
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z1, (AX)
+	CMPQ R12, $2
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z2, (AX)
+	CMPQ R12, $3
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z3, (AX)
+	CMPQ R12, $4
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z4, (AX)
+	CMPQ R12, $5
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z5, (AX)
+	CMPQ R12, $6
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z6, (AX)
+	CMPQ R12, $7
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z7, (AX)
+	CMPQ R12, $8
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z8, (AX)
+	CMPQ R12, $9
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z9, (AX)
+	CMPQ R12, $10
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z10, (AX)
+	CMPQ R12, $11
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z11, (AX)
+	CMPQ R12, $12
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z12, (AX)
+	CMPQ R12, $13
+	JLE  wtstored
+	ADDQ R11, AX
+	VMOVUPS Z13, (AX)
+
+wtstored:
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ DX
+	JNZ  wtchunk
+	VZEROUPPER
+	RET

@@ -29,3 +29,11 @@ func sumBytesXor(p []uint8, x uint8) int64 {
 	}
 	return s
 }
+
+func winoTransform(dst []float32, dstStride int, src []float32, offs []int, coefT []float32, outs, cols int) bool {
+	return false
+}
+
+func deinterleave(rows, x []float32, S, wp int) bool { return false }
+
+func interleave(y, tp []float32, S, n int) int { return 0 }
