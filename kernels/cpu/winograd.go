@@ -12,26 +12,28 @@ import (
 // Where Winograd's minimal filtering pays (kernels.ConvAttr.Winograd):
 // enough channels that the products outweigh the transforms, few enough
 // that the transformed weight (α/K times the size, up to 2.7×) stays
-// small, and enough frames to fill the tiles. Measured on the 2-core
-// Intel VM (family 6 model 207, BenchmarkWinograd): Kokoro's generator
-// shapes ran 1.5–2.1 times as fast as the implicit GEMM; the decoder's
-// 1,024-channel convolution over 151 frames did not gain.
+// small. Measured on the 2-core Intel VM (family 6 model 207,
+// BenchmarkWinograd): Kokoro's generator shapes ran 1.5–2.1 times as fast
+// as the implicit GEMM; the decoder's 1,024-channel convolution over 151
+// frames did not gain. The choice depends on the weight's shape only, not
+// on the frames of a call: a model's warm-up (Kokoro's runs 16 frames)
+// then packs the form its real utterances use, and the pack file keeps
+// it.
 const (
 	winogradMinChannels = 64
 	winogradMaxProduct  = 512 * 512 // Cin·Cout of one group
-	winogradMinFrames   = 128
 )
 
 // winogradConv1d runs a convolution by gemm.WinogradConv1d where the step
 // allows it and it pays: stride 1, a constant weight whose taps have a
-// plan, the sizes above, a Go microkernel with an offset form. It reports
+// plan, the channels above, a Go microkernel with an offset form. It reports
 // false, doing nothing, elsewhere.
 func (b *Backend) winogradConv1d(bufs []kernels.Buffer, wv kernels.View, x, bias, y []float32, N, Cin, L, Cout, K, Lout int, a kernels.ConvAttr) bool {
 	G := a.Groups
 	cig, cog := Cin/G, Cout/G
 	e := gemm.Default()
 	if !a.Winograd || a.Stride != 1 || gemm.WinogradTile(K) == 0 || min(cig, cog) < winogradMinChannels ||
-		cig*cog > winogradMaxProduct || Lout < winogradMinFrames || !wv.Contiguous() || e.ConvPath() == "go" {
+		cig*cog > winogradMaxProduct || !wv.Contiguous() || e.ConvPath() == "go" {
 		return false
 	}
 	if wb, ok := bufs[wv.Slot].(*buffer); !ok || !wb.wrapped {

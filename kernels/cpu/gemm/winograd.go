@@ -277,10 +277,11 @@ type winoJob struct {
 	off     []int // B row ci of V_ξ for the microkernel
 
 	win, v, mb, tp [][]float32 // per worker slot: window, the V_ξ, the M_ξ, output phases
+	edge           [][]float32 // per worker slot: a zero-padded stretch of x at its ends
 }
 
 func newWinoJob(e *Engine) *winoJob {
-	j := &winoJob{win: make([][]float32, e.threads), v: make([][]float32, e.threads), mb: make([][]float32, e.threads), tp: make([][]float32, e.threads)}
+	j := &winoJob{win: make([][]float32, e.threads), v: make([][]float32, e.threads), mb: make([][]float32, e.threads), tp: make([][]float32, e.threads), edge: make([][]float32, e.threads)}
 	j.team.init(j.task)
 	return j
 }
@@ -340,7 +341,7 @@ func (j *winoJob) task(t, slot int) {
 	tp := grow(&j.tp[slot], w.cout*S*n)
 
 	for ci := range w.cin {
-		fillPhases(win[ci*S*wp:], j.x[ci*j.ldx:ci*j.ldx+s.L], t0-s.PadLeft, S, wp)
+		fillPhases(win[ci*S*wp:], j.x[ci*j.ldx:ci*j.ldx+s.L], t0-s.PadLeft, S, wp, &j.edge[slot])
 	}
 	panelsPer := w.coutP / kern.mr
 	vstride := w.cin * n
@@ -401,20 +402,33 @@ func transform(dst []float32, dstStride int, src []float32, offs []int, coefT []
 }
 
 // fillPhases sets rows[φ·wp + c] = x[start + φ + S·c] for φ < S, c < wp,
-// zero where that frame is outside x. Where the whole stretch lies inside
-// x, the AVX-512 transpose may write up to 16·wp more floats past the S
-// rows.
-func fillPhases(rows, x []float32, start, S, wp int) {
+// zero where that frame is outside x. The AVX-512 transposes may write up
+// to 16·wp more floats past the S rows; a stretch that reaches past either
+// end of x is first copied into edge, zero-padded, so that they can read
+// it whole.
+func fillPhases(rows, x []float32, start, S, wp int, edge *[]float32) {
 	if start >= 0 && deinterleave(rows, x[start:], S, wp) {
+		return
+	}
+	need := S*(wp-1) + (S-1)/16*16 + 16 // what deinterleave reads
+	if cap(*edge) < need {
+		*edge = make([]float32, need)
+	}
+	e := (*edge)[:need]
+	lo, hi := max(0, -start), min(need, len(x)-start) // x's part of the stretch
+	if hi <= lo {
+		clear(e)
+	} else {
+		clear(e[:lo])
+		copy(e[lo:hi], x[start+lo:start+hi])
+		clear(e[hi:])
+	}
+	if deinterleave(rows, e, S, wp) {
 		return
 	}
 	for c := range wp {
 		for φ := range S {
-			var f float32
-			if i := start + φ + S*c; i >= 0 && i < len(x) {
-				f = x[i]
-			}
-			rows[φ*wp+c] = f
+			rows[φ*wp+c] = e[φ+S*c]
 		}
 	}
 }
