@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.speed, "speed", 1, "speaking rate (1 is normal, 2 twice as fast)")
 	fs.StringVar(&o.lang, "lang", "", "phonemiser `language`, an espeak-ng code: en-us, en-gb (en), es, fr (fr-fr), hi, it, pt-br (default: the voice's)")
 	fs.BoolVar(&o.int8, "int8", false, "use the int8 dynamically quantized model")
-	fs.BoolVar(&o.fp32, "fp32", false, "run every layer in float32 (by default the decoder uses bfloat16 on CPUs with AMX, or AVX512_BF16 on AMD)")
+	fs.BoolVar(&o.fp32, "fp32", false, "run every layer in float32, every convolution directly (by default the decoder uses bfloat16 on CPUs with AMX, or AVX512_BF16 on AMD, and Winograd's minimal filtering elsewhere)")
 	sc := scorecards.Flag(fs)
 	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices with their language and gender, and exit")
 	fs.IntVar(&o.maxTokens, "max-tokens", say.DefaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")
@@ -205,6 +205,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	synth, err := say.New(ctx, say.Config{
 		Int8: o.int8, Float32: o.fp32, Device: o.backend, Products: o.products,
 		Logger: logging.Slog(logging.Must(stderr, o.logLevel)),
+		// Text on the command line is spoken once, at once: a warm-up
+		// would only run the model twice. Text read from a file or a
+		// pipe keeps it (see say.Config.Cold).
+		Cold: len(o.text) > 0,
 	})
 	if err != nil {
 		return err

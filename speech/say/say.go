@@ -79,13 +79,15 @@ var (
 
 // Config chooses the model of a Synthesizer. The zero value is Kokoro-82M
 // v1.0 on the best device here, its decoder in bfloat16 on CPUs with AMX,
-// or AVX512_BF16 on AMD's cores.
+// or AVX512_BF16 on AMD's cores, by Winograd's minimal filtering in
+// float32 elsewhere.
 type Config struct {
 	// Int8 loads the int8 (dynamically quantized) artifact.
 	Int8 bool
-	// Float32 runs every layer in float32 (by default the decoder runs in
-	// bfloat16 on CPUs with AMX, or AVX512_BF16 on AMD's cores; see
-	// kokoro.Model.Float32).
+	// Float32 runs every layer in float32 and every convolution directly
+	// (by default the decoder runs in bfloat16 on CPUs with AMX, or
+	// AVX512_BF16 on AMD's cores, and by Winograd's minimal filtering
+	// elsewhere; see kokoro.Model.Float32).
 	Float32 bool
 	// Device names the compute backend when Engine is nil ("" or "auto":
 	// the best registered one that runs here; see speech.NewEngine).
@@ -99,6 +101,16 @@ type Config struct {
 	// Logger receives warnings about text left out and debug events;
 	// nil discards.
 	Logger *slog.Logger
+	// Cold skips the warm-up run in New: the first Synthesize pays the
+	// first-use costs instead (weights faulted in, and on the first run
+	// on this machine packed for the kernels, kept on disk after that
+	// run). For a process that speaks once and exits, such as the say
+	// command with its text on the command line: warming ran the model
+	// twice there, and its packs, given back after each convolution,
+	// were read in twice (on the 2-core Intel VM, `say "Button."` took
+	// 0.45–0.55 s warmed against 0.33–0.39 s cold, its first audio 30–50 ms
+	// later). A server or a long stream of text keeps the warm-up.
+	Cold bool
 }
 
 // Synthesizer turns text into speech; see the package doc. It is safe for
@@ -114,6 +126,7 @@ type Synthesizer struct {
 	zlog    *zap.Logger
 	loaded  time.Duration // weights and voices loaded, model bound
 	warmed  time.Duration // first-use costs paid by Warm
+	cold    bool          // Config.Cold: no warm-up; packs saved after runs
 }
 
 // New loads Kokoro and its voices (fetching them into the model cache on
@@ -131,7 +144,7 @@ func New(ctx context.Context, cfg Config) (*Synthesizer, error) {
 			return nil, err
 		}
 	}
-	s := &Synthesizer{eng: eng, variant: "v1.0", float32: cfg.Float32, log: log, zlog: logging.Zap(log)}
+	s := &Synthesizer{eng: eng, variant: "v1.0", float32: cfg.Float32, cold: cfg.Cold, log: log, zlog: logging.Zap(log)}
 	if cfg.Int8 {
 		s.variant = "v1.0-int8"
 	}
@@ -154,14 +167,16 @@ func New(ctx context.Context, cfg Config) (*Synthesizer, error) {
 	// First-use costs (mapped weights faulted in, weights packed for the
 	// GEMMs, weight-only subgraphs folded) are paid here, before any text
 	// is accepted: a run's time to first audio is that of a ready model.
-	t1 := time.Now()
-	if err := s.model.Warm(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("say: %w", err)
+	if !cfg.Cold {
+		t1 := time.Now()
+		if err := s.model.Warm(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("say: %w", err)
+		}
+		s.warmed = time.Since(t1)
+		// Every weight is packed now: later processes map the packs.
+		speech.SavePacks(eng, log)
 	}
-	s.warmed = time.Since(t1)
-	// Every weight is packed now: later processes map the packs.
-	speech.SavePacks(eng, log)
 	log.Debug("kokoro loaded", "variant", s.variant, "load", s.loaded, "warm", s.warmed)
 	return s, nil
 }

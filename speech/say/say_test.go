@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -74,6 +75,39 @@ func TestSynthesize(t *testing.T) {
 	card := res.Scorecard()
 	if card.TTFAMs == nil || card.RTF == nil || card.AudioOutSeconds == nil || card.Labels["voice"] != DefaultVoice || len(card.Models) != 1 {
 		t.Errorf("scorecard %+v", card)
+	}
+}
+
+// TestColdSynthesizer: a Synthesizer made with Config.Cold skips the
+// warm-up, speaks the same samples as a warmed one, and its scorecard
+// says that its time to first audio includes the first-use costs.
+func TestColdSynthesizer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two syntheses; skipped in -short mode")
+	}
+	warm := needSynth(t)
+	ctx := context.Background()
+	cold, err := New(ctx, Config{Device: "cpu", Cold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cold.Close()
+	if _, w := cold.LoadTime(); w != 0 {
+		t.Errorf("cold synthesizer warmed for %v", w)
+	}
+	want, _, err := speak(ctx, warm, String("Button."), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, res, err := speak(ctx, cold, String("Button."), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cold run: %d samples, %d warmed: want the same samples", len(got), len(want))
+	}
+	if from := res.Scorecard().Labels["ttfa_from"]; !strings.Contains(from, "not warmed") {
+		t.Errorf("scorecard ttfa_from %q: want it to say the model was not warmed", from)
 	}
 }
 
