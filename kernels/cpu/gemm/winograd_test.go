@@ -215,3 +215,36 @@ func BenchmarkWinograd(b *testing.B) {
 		}
 	}
 }
+
+// TestPhaseShuffles checks the window's deinterleave and the output's
+// interleave (permutes up to 8 phases, transposes beyond) against their
+// definitions, for every phase count Kokoro's dilations and tiles give
+// and a few more.
+func TestPhaseShuffles(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for S := 1; S <= 32; S++ {
+		const wp, n = 48, 64
+		x := randSlice(r, S*wp+40)
+		rows := make([]float32, (S+16)*wp)
+		if deinterleave(rows, x, S, wp) {
+			for φ := range S {
+				for c := range wp {
+					if rows[φ*wp+c] != x[φ+S*c] {
+						t.Fatalf("S=%d: deinterleaved row %d column %d = %v, want %v", S, φ, c, rows[φ*wp+c], x[φ+S*c])
+					}
+				}
+			}
+		}
+		tp := randSlice(r, S*n)
+		y := make([]float32, S*n-S*5) // not every block fits
+		done := interleave(y, tp, S, n)
+		if done > len(y) || done%(16*S) != 0 {
+			t.Fatalf("S=%d: interleave set %d of %d", S, done, len(y))
+		}
+		for u := range done {
+			if want := tp[(u%S)*n+u/S]; y[u] != want {
+				t.Fatalf("S=%d: interleaved y[%d] = %v, want %v", S, u, y[u], want)
+			}
+		}
+	}
+}
