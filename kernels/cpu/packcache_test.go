@@ -329,3 +329,61 @@ func TestKeptPackReleased(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptWinogradPack: a Winograd weight is kept in the pack file and
+// used in place by a later backend, gives its pages back after its
+// convolution as direct packs do, and computes the convolution within
+// Winograd's error of the direct one; without ConvAttr.Winograd, or with
+// a stride, the direct path runs.
+func TestKeptWinogradPack(t *testing.T) {
+	dir := t.TempDir()
+	const rows, cin, taps, L = 128, 128, 7, 300
+	bufs := weightFile(t, 16+rows*cin*taps, "winograd weights")
+	wv := kernels.View{Slot: 0, Offset: 16, DType: kernels.F32, Shape: []int{rows, cin, taps}, Strides: []int{cin * taps, taps, 1}}
+	first := NewWithPackDir(dir)
+	first.packedWinograd(bufs, wv, 0, rows, cin, taps)
+	if err := first.SavePacks(nil); err != nil {
+		t.Fatal(err)
+	}
+	b := NewWithPackDir(dir)
+	pw := b.packedWinograd(bufs, wv, 0, rows, cin, taps)
+	if set, _ := b.packs.set(bufs[0].(*buffer).b); !inFile(set, [][]byte{pw.Words()}) {
+		t.Fatal("the Winograd pack is not used in place from the pack file")
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	x := make([]float32, cin*L)
+	for i := range x {
+		x[i] = r.Float32()*2 - 1
+	}
+	w := f32s(bufs, wv)[wv.Offset:]
+	a := kernels.ConvAttr{Stride: 1, Dilation: 3, Groups: 1, PadLeft: 9, PadRight: 9, Winograd: true}
+	want := make([]float32, rows*L)
+	b.implicitConv1d(gemm.Default(), bufs, wv, x, w, nil, want, 1, cin, L, rows, taps, L, a)
+	got := make([]float32, rows*L)
+	if !b.winogradConv1d(bufs, wv, x, nil, got, 1, cin, L, rows, taps, L, a) {
+		t.Skipf("SKIPPED: no Winograd path on this CPU (conv path %s)", gemm.Default().ConvPath())
+	}
+	if n, err := filepages.Resident(pw.Words()); err == nil && n != 0 {
+		t.Errorf("%d bytes of the Winograd pack resident after its convolution, want 0", n)
+	}
+	var num, den float64
+	for i := range want {
+		d := float64(got[i] - want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	if rel := math.Sqrt(num / den); !(rel <= 1e-4) {
+		t.Errorf("Winograd against the direct convolution: relative L2 %.3g, want ≤ 1e-4", rel)
+	}
+	for _, c := range []struct {
+		name string
+		a    kernels.ConvAttr
+	}{
+		{"not asked", kernels.ConvAttr{Stride: 1, Dilation: 1, Groups: 1, PadLeft: 3, PadRight: 3}},
+		{"stride 2", kernels.ConvAttr{Stride: 2, Dilation: 1, Groups: 1, PadLeft: 3, PadRight: 3, Winograd: true}},
+	} {
+		if b.winogradConv1d(bufs, wv, x, nil, got, 1, cin, L, rows, taps, L, c.a) {
+			t.Errorf("%s: the Winograd path ran", c.name)
+		}
+	}
+}
