@@ -294,21 +294,12 @@ func TestKeptPackReleased(t *testing.T) {
 	const rows, cin, taps, L = 128, 128, 3, 50
 	bufs := weightFile(t, 16+rows*cin*taps, "weights released")
 	wv := kernels.View{Slot: 0, Offset: 16, DType: kernels.F32}
-	first := NewWithPackDir(dir)
-	first.packedConv(bufs, wv, 0, rows, cin, taps, false)
-	if err := first.SavePacks(nil); err != nil {
-		t.Fatal(err)
-	}
-	b := NewWithPackDir(dir)
-	pw := b.packedConv(bufs, wv, 0, rows, cin, taps, false)
-	if set, _ := b.packs.set(bufs[0].(*buffer).b); !inFile(set, [][]byte{pw.Words()}) {
-		t.Fatal("the pack is not used in place from the pack file")
-	}
-	r := rand.New(rand.NewPCG(3, 3))
-	x := make([]float32, cin*L)
-	for i := range x {
-		x[i] = r.Float32()*2 - 1
-	}
+	var pw *gemm.ConvWeight
+	b := keptInFile(t, dir, bufs, func(b *Backend) []byte {
+		pw = b.packedConv(bufs, wv, 0, rows, cin, taps, false)
+		return pw.Words()
+	})
+	x := randomInput(3, cin*L)
 	w := f32s(bufs, wv)[wv.Offset:]
 	a := kernels.ConvAttr{Stride: 1, Dilation: 1, Groups: 1, PadLeft: 1, PadRight: 1}
 	var outs [2][]float32
@@ -330,6 +321,34 @@ func TestKeptPackReleased(t *testing.T) {
 	}
 }
 
+// keptInFile packs a weight of bufs with pack on one backend of dir, saves
+// the packs, and returns a second backend of dir on which pack found the
+// weight's words in the pack file, in place.
+func keptInFile(t *testing.T, dir string, bufs []kernels.Buffer, pack func(*Backend) []byte) *Backend {
+	t.Helper()
+	first := NewWithPackDir(dir)
+	pack(first)
+	if err := first.SavePacks(nil); err != nil {
+		t.Fatal(err)
+	}
+	b := NewWithPackDir(dir)
+	words := pack(b)
+	if set, _ := b.packs.set(bufs[0].(*buffer).b); !inFile(set, [][]byte{words}) {
+		t.Fatal("the pack is not used in place from the pack file")
+	}
+	return b
+}
+
+// randomInput returns n values uniform in [−1, 1) from seed.
+func randomInput(seed uint64, n int) []float32 {
+	r := rand.New(rand.NewPCG(seed, seed))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = r.Float32()*2 - 1
+	}
+	return x
+}
+
 // TestKeptWinogradPack: a Winograd weight is kept in the pack file and
 // used in place by a later backend, gives its pages back after its
 // convolution as direct packs do, and computes the convolution within
@@ -340,21 +359,12 @@ func TestKeptWinogradPack(t *testing.T) {
 	const rows, cin, taps, L = 128, 128, 7, 300
 	bufs := weightFile(t, 16+rows*cin*taps, "winograd weights")
 	wv := kernels.View{Slot: 0, Offset: 16, DType: kernels.F32, Shape: []int{rows, cin, taps}, Strides: []int{cin * taps, taps, 1}}
-	first := NewWithPackDir(dir)
-	first.packedWinograd(bufs, wv, 0, rows, cin, taps)
-	if err := first.SavePacks(nil); err != nil {
-		t.Fatal(err)
-	}
-	b := NewWithPackDir(dir)
-	pw := b.packedWinograd(bufs, wv, 0, rows, cin, taps)
-	if set, _ := b.packs.set(bufs[0].(*buffer).b); !inFile(set, [][]byte{pw.Words()}) {
-		t.Fatal("the Winograd pack is not used in place from the pack file")
-	}
-	r := rand.New(rand.NewPCG(5, 5))
-	x := make([]float32, cin*L)
-	for i := range x {
-		x[i] = r.Float32()*2 - 1
-	}
+	var pw *gemm.WinogradWeight
+	b := keptInFile(t, dir, bufs, func(b *Backend) []byte {
+		pw = b.packedWinograd(bufs, wv, 0, rows, cin, taps)
+		return pw.Words()
+	})
+	x := randomInput(5, cin*L)
 	w := f32s(bufs, wv)[wv.Offset:]
 	a := kernels.ConvAttr{Stride: 1, Dilation: 3, Groups: 1, PadLeft: 9, PadRight: 9, Winograd: true}
 	want := make([]float32, rows*L)

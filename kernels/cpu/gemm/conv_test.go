@@ -48,6 +48,16 @@ func convCases() []convCase {
 	}
 }
 
+// operands returns a random weight, input and (where the case has one)
+// bias for c.
+func (c convCase) operands(r *rand.Rand) (w, x, bias []float32) {
+	w, x = randSlice(r, c.cout*c.cin*c.k), randSlice(r, c.cin*c.l)
+	if c.bias {
+		bias = randSlice(r, c.cout)
+	}
+	return w, x, bias
+}
+
 // refConv computes the convolution in float64 and the magnitude bound
 // Σ|w·x| + |bias| for each output.
 func refConv(c convCase, w, x, bias []float32) (want, mag []float64) {
@@ -96,12 +106,7 @@ func convEngines(t testing.TB) map[string]*Engine {
 func TestConv1dMatchesFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, tc := range convCases() {
-		w := randSlice(r, tc.cout*tc.cin*tc.k)
-		x := randSlice(r, tc.cin*tc.l)
-		var bias []float32
-		if tc.bias {
-			bias = randSlice(r, tc.cout)
-		}
+		w, x, bias := tc.operands(r)
 		want, mag := refConv(tc, w, x, bias)
 		lout := tc.lout()
 		for name, e := range convEngines(t) {
@@ -202,6 +207,11 @@ func TestConv1dAllocatesNothing(t *testing.T) {
 			if allocs := testing.AllocsPerRun(10, func() { e.Conv1d(bw, s, x, tc.l, y, tc.lout(), bias) }); allocs >= 1 {
 				t.Errorf("%s: %.1f allocations per bfloat16 Conv1d, want 0", name, allocs)
 			}
+		}
+		ww := e.PackWinograd(tc.cout, tc.cin, tc.k, w)
+		e.WinogradConv1d(ww, s, x, tc.l, y, tc.lout(), bias)
+		if allocs := testing.AllocsPerRun(10, func() { e.WinogradConv1d(ww, s, x, tc.l, y, tc.lout(), bias) }); allocs >= 1 {
+			t.Errorf("%s: %.1f allocations per WinogradConv1d, want 0", name, allocs)
 		}
 	}
 }
