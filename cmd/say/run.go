@@ -205,10 +205,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	synth, err := say.New(ctx, say.Config{
 		Int8: o.int8, Float32: o.fp32, Device: o.backend, Products: o.products,
 		Logger: logging.Slog(logging.Must(stderr, o.logLevel)),
-		// Text on the command line is spoken once, at once: a warm-up
-		// would only run the model twice. Text read from a file or a
-		// pipe keeps it (see say.Config.Cold).
-		Cold: len(o.text) > 0,
+		// Text on the command line or in a file is there at once: a
+		// warm-up would only run the model twice. Text from standard
+		// input may come while the model warms, so that keeps it (see
+		// say.Config.Cold).
+		Cold: len(o.text) > 0 || (o.inputFile != "" && o.inputFile != "-"),
 	})
 	if err != nil {
 		return err

@@ -164,6 +164,48 @@ func TestSayEndToEnd(t *testing.T) {
 	}
 }
 
+// TestSayWarmsOnlyForStdin: text on the command line or in a file is
+// spoken without the model's warm-up run (say.Config.Cold), text from
+// standard input after it; the scorecard says which.
+func TestSayWarmsOnlyForStdin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three syntheses")
+	}
+	needFrontEnd(t)
+	needModels(t)
+	dir := t.TempDir()
+	textFile := filepath.Join(dir, "text.txt")
+	if err := os.WriteFile(textFile, []byte("Hi."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin string
+		cold  bool
+	}{
+		{"command line", []string{"Hi."}, "", true},
+		{"file", []string{"-f", textFile}, "", true},
+		{"stdin", nil, "Hi.", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			card := filepath.Join(dir, c.name+".json")
+			args := append([]string{"-o", filepath.Join(dir, c.name+".wav"), "--scorecard", card}, c.args...)
+			var stderr bytes.Buffer
+			if err := run(context.Background(), args, strings.NewReader(c.stdin), &bytes.Buffer{}, &stderr); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			b, err := os.ReadFile(card)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cold := bytes.Contains(b, []byte("not warmed")); cold != c.cold {
+				t.Errorf("scorecard says cold = %v, want %v:\n%s", cold, c.cold, b)
+			}
+		})
+	}
+}
+
 func TestSayErrors(t *testing.T) {
 	needFrontEnd(t)
 	needModels(t)

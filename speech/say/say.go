@@ -105,11 +105,12 @@ type Config struct {
 	// first-use costs instead (weights faulted in, and on the first run
 	// on this machine packed for the kernels, kept on disk after that
 	// run). For a process that speaks once and exits, such as the say
-	// command with its text on the command line: warming ran the model
-	// twice there, and its packs, given back after each convolution,
-	// were read in twice (on the 2-core Intel VM, `say "Button."` took
-	// 0.45–0.55 s warmed against 0.33–0.39 s cold, its first audio 30–50 ms
-	// later). A server or a long stream of text keeps the warm-up.
+	// command with its text on the command line or in a file: warming
+	// ran the model twice there, and its packs, given back after each
+	// convolution, were read in twice (on the 2-core Intel VM, `say
+	// "Button."` took 0.45–0.55 s warmed against 0.33–0.39 s cold, its
+	// first audio 30–50 ms later). A server, or text that arrives while
+	// the model loads (a pipe), keeps the warm-up.
 	Cold bool
 }
 
