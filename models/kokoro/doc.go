@@ -97,8 +97,9 @@
 // backend's pack file is given back once the convolution has run. cmd/say
 // on the 30-word benchmark paragraph peaked at about 470 MiB with the
 // bfloat16 packs before that (reports/2026-11-24-kokoro-memory.md), and
-// peaks at 361–371 MiB with float32 ones since (Intel, no AMX:
-// reports/2026-12-07-bf16-intel.md).
+// peaked at 361–371 MiB with float32 ones since (Intel, no AMX:
+// reports/2026-12-07-bf16-intel.md), and at 396–405 MiB with the larger
+// Winograd ones (reports/2026-12-07-winograd.md).
 //
 // Text comes in through the front-end sub-packages: g2p (normalisation,
 // espeak-ng phonemes, sentence chunking), vocab (phonemes → ids) and
