@@ -380,7 +380,7 @@ type ConvOpts struct {
 	BF16 bool
 	// Winograd lets a stride-1 Conv1d run by Winograd's minimal
 	// filtering in float32 where the backend has that path (the CPU's, for
-	// 3 to 11 taps): 2–3 times fewer products, at a relative error of up
+	// 3 to 11 taps, on AVX-512): 2–3 times fewer products, at a relative error of up
 	// to ~2e-4 against the exact sum where the direct product's is ~1e-6
 	// (kernels/cpu/gemm, winograd.go). Like BF16, it is for layers whose
 	// users measured that the error is harmless; where the backend also

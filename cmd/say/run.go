@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.speed, "speed", 1, "speaking rate (1 is normal, 2 twice as fast)")
 	fs.StringVar(&o.lang, "lang", "", "phonemiser `language`, an espeak-ng code: en-us, en-gb (en), es, fr (fr-fr), hi, it, pt-br (default: the voice's)")
 	fs.BoolVar(&o.int8, "int8", false, "use the int8 dynamically quantized model")
-	fs.BoolVar(&o.fp32, "fp32", false, "run every layer in float32, every convolution directly (by default the decoder uses bfloat16 on CPUs with AMX, or AVX512_BF16 on AMD, and Winograd's minimal filtering elsewhere)")
+	fs.BoolVar(&o.fp32, "fp32", false, "run every layer in float32, every convolution directly (by default the decoder uses bfloat16 on CPUs with AMX, or AVX512_BF16 on AMD, and Winograd's minimal filtering on other AVX-512 CPUs)")
 	sc := scorecards.Flag(fs)
 	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices with their language and gender, and exit")
 	fs.IntVar(&o.maxTokens, "max-tokens", say.DefaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")

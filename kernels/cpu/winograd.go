@@ -26,14 +26,16 @@ const (
 
 // winogradConv1d runs a convolution by gemm.WinogradConv1d where the step
 // allows it and it pays: stride 1, a constant weight whose taps have a
-// plan, the channels above, a Go microkernel with an offset form. It reports
+// plan, the channels above, a Go microkernel with an offset form, and the
+// transforms in vector code (gemm.HasWinogradKernels: AVX-512; it was
+// measured nowhere else). It reports
 // false, doing nothing, elsewhere.
 func (b *Backend) winogradConv1d(bufs []kernels.Buffer, wv kernels.View, x, bias, y []float32, N, Cin, L, Cout, K, Lout int, a kernels.ConvAttr) bool {
 	G := a.Groups
 	cig, cog := Cin/G, Cout/G
 	e := gemm.Default()
 	if !a.Winograd || a.Stride != 1 || gemm.WinogradTile(K) == 0 || min(cig, cog) < winogradMinChannels ||
-		cig*cog > winogradMaxProduct || !wv.Contiguous() || e.ConvPath() == "go" {
+		cig*cog > winogradMaxProduct || !wv.Contiguous() || !gemm.HasWinogradKernels() || e.ConvPath() == "go" {
 		return false
 	}
 	if wb, ok := bufs[wv.Slot].(*buffer); !ok || !wb.wrapped {

@@ -178,10 +178,10 @@ func TestFastConvGate(t *testing.T) {
 	path := gemm.BF16ConvPath()
 	switch {
 	case path != "":
-	case gemm.Default().ConvPath() != "go":
+	case gemm.HasWinogradKernels() && gemm.Default().ConvPath() != "go":
 		path = "winograd"
 	default:
-		t.Skip("neither a bfloat16 unit nor an offset microkernel on this CPU: the default model is the exact float32 one")
+		t.Skip("neither a bfloat16 unit nor Winograd's vector kernels on this CPU: the default model is the exact float32 one")
 	}
 	m := loadTestModel(t)
 	for _, name := range goldenCases {

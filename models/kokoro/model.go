@@ -73,10 +73,10 @@ func New(eng *graph.Engine, w *Weights) (*Model, error) {
 // (graph 3: some 50 GFLOP per second of audio) run their convolutions in
 // bfloat16 where the CPU has a bfloat16 unit (gemm.HasBF16Conv: AMX tiles,
 // about six times faster than float32, or AVX512_BF16 on AMD's cores,
-// about twice), elsewhere by Winograd's minimal filtering in float32
-// (graph.ConvOpts.Winograd: 1.5–2 times faster on the generator's shapes
-// on Intel's cores without AMX, relative L2 1e-4 from the direct float32
-// waveform). The golden waveform figures stay within 0.002 of the float32
+// about twice), on other CPUs with AVX-512 by Winograd's minimal
+// filtering in float32 (graph.ConvOpts.Winograd: 1.5–2 times faster on
+// the generator's shapes on Intel's cores without AMX, relative L2 1e-4
+// from the direct float32 waveform). The golden waveform figures stay within 0.002 of the float32
 // ones, the waveform at Pearson ≥ 0.995 against both the golden and this
 // model's float32 run (TestGoldenParity, TestFastConvGate).
 // So do the energy branch's convolutions in graph 2 (n_pred within 2e-4 of

@@ -80,14 +80,14 @@ var (
 // Config chooses the model of a Synthesizer. The zero value is Kokoro-82M
 // v1.0 on the best device here, its decoder in bfloat16 on CPUs with AMX,
 // or AVX512_BF16 on AMD's cores, by Winograd's minimal filtering in
-// float32 elsewhere.
+// float32 on other CPUs with AVX-512.
 type Config struct {
 	// Int8 loads the int8 (dynamically quantized) artifact.
 	Int8 bool
 	// Float32 runs every layer in float32 and every convolution directly
 	// (by default the decoder runs in bfloat16 on CPUs with AMX, or
-	// AVX512_BF16 on AMD's cores, and by Winograd's minimal filtering
-	// elsewhere; see kokoro.Model.Float32).
+	// AVX512_BF16 on AMD's cores, and by Winograd's minimal filtering on
+	// other CPUs with AVX-512; see kokoro.Model.Float32).
 	Float32 bool
 	// Device names the compute backend when Engine is nil ("" or "auto":
 	// the best registered one that runs here; see speech.NewEngine).

@@ -76,6 +76,10 @@ func winoTransformAVX512(dst *float32, dstStride int, src *float32, offs *int, c
 // hasWinoTransform says whether winoTransform has its AVX-512 kernel here.
 var hasWinoTransform = hasAVX512 && hasAVX2FMA
 
+// winogradVectorized: the transforms (winoTransform) and the phase
+// shuffles (deinterleave, interleave: AVX-512F) all have their kernels.
+var winogradVectorized = hasWinoTransform && cpu.X86.HasAVX512F
+
 // winoTransform sets dst[r·dstStride + j] = Σ_i coefT[14i + r]·src[offs[i]
 // + j] for r < outs, j < cols (a multiple of 16): one of Winograd's
 // transforms over a block of columns (see winograd.go). It reports false,

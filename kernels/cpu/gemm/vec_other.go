@@ -37,3 +37,5 @@ func winoTransform(dst []float32, dstStride int, src []float32, offs []int, coef
 func deinterleave(rows, x []float32, S, wp int) bool { return false }
 
 func interleave(y, tp []float32, S, n int) int { return 0 }
+
+const winogradVectorized = false

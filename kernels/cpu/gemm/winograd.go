@@ -64,6 +64,12 @@ type winogradPlan struct {
 // winoMaxRows is the most outputs one transform computes (α ≤ 14).
 const winoMaxRows = 14
 
+// HasWinogradKernels reports whether this CPU runs WinogradConv1d's
+// transforms and shuffles in vector code (AVX-512). Elsewhere they run in
+// plain Go, correct but unmeasured against Conv1d: callers choosing by
+// speed should keep Conv1d there.
+func HasWinogradKernels() bool { return winogradVectorized }
+
 // WinogradTile returns the outputs per tile m that [Engine.WinogradConv1d]
 // uses for a k-tap filter, or 0 where it has no plan for k.
 func WinogradTile(k int) int {
