@@ -399,48 +399,31 @@ func (b *Backend) packedConv(bufs []kernels.Buffer, wv kernels.View, g, rows, ci
 		return nil
 	}
 	key := convKey{data: uintptr(unsafe.Pointer(unsafe.SliceData(wb.b))), off: wv.Offset, group: g, rows: rows, cin: cin, taps: taps, bf16: bf16}
-	if pw, ok := b.convW.Load(key); ok {
+	if pw, ok := b.convW.Load(key); ok { // the hot path: no closures built
 		return pw.(*gemm.ConvWeight)
 	}
-	set, fileOff := b.packs.set(wb.b)
-	// The form leads the key: a file holding both precisions' packs
+	// The form leads the disk key: a file holding both precisions' packs
 	// keeps each precision's together (sorted), so the pages faulted in
 	// around one pack are of the same precision.
-	diskKey := fmt.Sprintf("conv %t %d %d %d %d %d %d", bf16, fileOff, wv.Offset, g, rows, cin, taps)
-	if pw := b.keptConv(set, diskKey, rows, cin, taps, bf16); pw != nil {
-		actual, _ := b.convW.LoadOrStore(key, pw)
-		return actual.(*gemm.ConvWeight)
+	diskKey := func(fileOff int64) string {
+		return fmt.Sprintf("conv %t %d %d %d %d %d %d", bf16, fileOff, wv.Offset, g, rows, cin, taps)
 	}
-	depth := cin * taps
-	w := f32s(bufs, wv)[wv.Offset+g*rows*depth:]
-	var pw *gemm.ConvWeight
-	if bf16 {
-		pw = gemm.Default().PackConvWeightBF16(rows, cin, taps, w[:rows*depth])
+	from := func(words []byte) (*gemm.ConvWeight, error) {
+		return gemm.Default().ConvWeightFrom(rows, cin, taps, bf16, words)
 	}
-	if pw == nil {
-		pw = gemm.Default().PackConvWeight(rows, depth, w, depth)
-	}
-	actual, loaded := b.convW.LoadOrStore(key, pw)
-	if !loaded {
-		set.put(b.packs, diskKey, pw.Words())
-	}
-	releasePacked(w[:rows*depth])
-	return actual.(*gemm.ConvWeight)
-}
-
-// keptConv returns the pack kept on disk under key in set (see
-// packcache.go) as the weight PackConvWeightBF16 (bf16) or PackConvWeight
-// would make of a rows×cin×taps weight, its words used in place; nil when
-// there is none that checks out.
-func (b *Backend) keptConv(set *packSet, key string, rows, cin, taps int, bf16 bool) *gemm.ConvWeight {
-	words, ok := set.get(b.packs, key)
-	if !ok {
-		return nil
-	}
-	pw, err := gemm.Default().ConvWeightFrom(rows, cin, taps, bf16, words)
-	if err != nil {
-		return nil
-	}
+	pw, _ := keptPack(b, &b.convW, wb, key, diskKey, from, func() *gemm.ConvWeight {
+		depth := cin * taps
+		w := f32s(bufs, wv)[wv.Offset+g*rows*depth:][:rows*depth]
+		var pw *gemm.ConvWeight
+		if bf16 {
+			pw = gemm.Default().PackConvWeightBF16(rows, cin, taps, w)
+		}
+		if pw == nil {
+			pw = gemm.Default().PackConvWeight(rows, depth, w, depth)
+		}
+		releasePacked(w)
+		return pw
+	})
 	return pw
 }
 
@@ -591,24 +574,22 @@ func (b *Backend) packedConvT(bufs []kernels.Buffer, wv kernels.View, g, r, cig,
 	if pw, ok := b.convW.Load(key); ok {
 		return pw.(*gemm.ConvWeight), false
 	}
-	set, fileOff := b.packs.set(wb.b)
-	diskKey := fmt.Sprintf("convT %t %d %d %d %d %d %d %d %d", bf16, fileOff, wv.Offset, g, r, S, cig, cog, K)
-	if pw := b.keptConv(set, diskKey, cog, cig, kr, bf16); pw != nil {
-		actual, _ := b.convW.LoadOrStore(key, pw)
-		return actual.(*gemm.ConvWeight), false
+	diskKey := func(fileOff int64) string {
+		return fmt.Sprintf("convT %t %d %d %d %d %d %d %d %d", bf16, fileOff, wv.Offset, g, r, S, cig, cog, K)
 	}
-	wp := make([]float32, cog*cig*kr)
-	phaseWeight(wp, f32s(bufs, wv)[wv.Offset:], g, r, cig, cog, K, S, kr)
-	var pw *gemm.ConvWeight
-	if bf16 {
-		pw = gemm.Default().PackConvWeightBF16(cog, cig, kr, wp)
+	from := func(words []byte) (*gemm.ConvWeight, error) {
+		return gemm.Default().ConvWeightFrom(cog, cig, kr, bf16, words)
 	}
-	if pw == nil {
-		pw = gemm.Default().PackConvWeight(cog, cig*kr, wp, cig*kr)
-	}
-	actual, loaded := b.convW.LoadOrStore(key, pw)
-	if !loaded {
-		set.put(b.packs, diskKey, pw.Words())
-	}
-	return actual.(*gemm.ConvWeight), true
+	return keptPack(b, &b.convW, wb, key, diskKey, from, func() *gemm.ConvWeight {
+		wp := make([]float32, cog*cig*kr)
+		phaseWeight(wp, f32s(bufs, wv)[wv.Offset:], g, r, cig, cog, K, S, kr)
+		var pw *gemm.ConvWeight
+		if bf16 {
+			pw = gemm.Default().PackConvWeightBF16(cog, cig, kr, wp)
+		}
+		if pw == nil {
+			pw = gemm.Default().PackConvWeight(cog, cig*kr, wp, cig*kr)
+		}
+		return pw
+	})
 }

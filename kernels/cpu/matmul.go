@@ -129,21 +129,18 @@ func (b *Backend) packedSGEMMB(bufs []kernels.Buffer, bv kernels.View, k, n int,
 		return pb.(*gemm.PackedB)
 	}
 	src := f32s(bufs, bv)[bv.Offset:]
-	set, fileOff := b.packs.set(bb.b)
-	diskKey := fmt.Sprintf("sgemmB %d %d %d %d %d %t", fileOff, bv.Offset, k, n, ldb, trans)
-	if words, ok := set.get(b.packs, diskKey); ok {
-		if pb, err := gemm.Default().PackedBFrom(trans, k, n, src, ldb, words); err == nil {
-			actual, _ := b.gemmB.LoadOrStore(key, pb)
-			return actual.(*gemm.PackedB)
-		}
+	diskKey := func(fileOff int64) string {
+		return fmt.Sprintf("sgemmB %d %d %d %d %d %t", fileOff, bv.Offset, k, n, ldb, trans)
 	}
-	pb := gemm.Default().PackB(trans, k, n, src, ldb)
-	actual, loaded := b.gemmB.LoadOrStore(key, pb)
-	if !loaded {
-		set.put(b.packs, diskKey, pb.Words())
+	from := func(words []byte) (*gemm.PackedB, error) {
+		return gemm.Default().PackedBFrom(trans, k, n, src, ldb, words)
 	}
-	releasePacked(src[:bSpan(k, n, trans, ldb)])
-	return actual.(*gemm.PackedB)
+	pb, _ := keptPack(b, &b.gemmB, bb, key, diskKey, from, func() *gemm.PackedB {
+		pb := gemm.Default().PackB(trans, k, n, src, ldb)
+		releasePacked(src[:bSpan(k, n, trans, ldb)])
+		return pb
+	})
+	return pb
 }
 
 // packedBF16B is packedSGEMMB for the bfloat16 GEMM: nil when B may change

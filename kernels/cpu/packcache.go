@@ -75,6 +75,30 @@ type packSet struct {
 	used   map[string]bool // the file's blobs this process uses
 }
 
+// keptPack is the first use of a constant weight of wb, whose packed form
+// cache does not hold under key yet (its callers look there first, on
+// every launch): the pack kept in the pack file under diskKey(the weight
+// file's offset) that from accepts, used in place, else a new one from
+// pack; either is then kept in cache, and a new one in the pack file too.
+// It returns the form cache holds (another goroutine's, where two raced)
+// and whether pack ran.
+func keptPack[W interface{ Words() []byte }](b *Backend, cache *sync.Map, wb *buffer, key any, diskKey func(fileOff int64) string, from func(words []byte) (W, error), pack func() W) (W, bool) {
+	set, fileOff := b.packs.set(wb.b)
+	dk := diskKey(fileOff)
+	if words, ok := set.get(b.packs, dk); ok {
+		if pw, err := from(words); err == nil {
+			actual, _ := cache.LoadOrStore(key, pw)
+			return actual.(W), false
+		}
+	}
+	pw := pack()
+	actual, loaded := cache.LoadOrStore(key, pw)
+	if !loaded {
+		set.put(b.packs, dk, pw.Words())
+	}
+	return actual.(W), true
+}
+
 // NewWithPackDir returns a backend as New does that keeps the packed
 // constant convolution weights and float32 GEMM operands of mapped weight
 // files in dir (created

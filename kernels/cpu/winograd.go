@@ -28,8 +28,7 @@ const (
 // allows it and it pays: stride 1, a constant weight whose taps have a
 // plan, the channels above, a Go microkernel with an offset form, and the
 // transforms in vector code (gemm.HasWinogradKernels: AVX-512; it was
-// measured nowhere else). It reports
-// false, doing nothing, elsewhere.
+// measured nowhere else). It reports false, doing nothing, elsewhere.
 func (b *Backend) winogradConv1d(bufs []kernels.Buffer, wv kernels.View, x, bias, y []float32, N, Cin, L, Cout, K, Lout int, a kernels.ConvAttr) bool {
 	G := a.Groups
 	cig, cog := Cin/G, Cout/G
@@ -64,21 +63,18 @@ func (b *Backend) packedWinograd(bufs []kernels.Buffer, wv kernels.View, g, rows
 	if pw, ok := b.convW.Load(key); ok {
 		return pw.(*gemm.WinogradWeight)
 	}
-	set, fileOff := b.packs.set(wb.b)
-	diskKey := fmt.Sprintf("winograd %d %d %d %d %d %d", fileOff, wv.Offset, g, rows, cin, taps)
-	if words, ok := set.get(b.packs, diskKey); ok {
-		if pw, err := gemm.Default().WinogradFrom(rows, cin, taps, words); err == nil {
-			actual, _ := b.convW.LoadOrStore(key, pw)
-			return actual.(*gemm.WinogradWeight)
-		}
+	diskKey := func(fileOff int64) string {
+		return fmt.Sprintf("winograd %d %d %d %d %d %d", fileOff, wv.Offset, g, rows, cin, taps)
 	}
-	depth := cin * taps
-	w := f32s(bufs, wv)[wv.Offset+g*rows*depth:][:rows*depth]
-	pw := gemm.Default().PackWinograd(rows, cin, taps, w)
-	actual, loaded := b.convW.LoadOrStore(key, pw)
-	if !loaded {
-		set.put(b.packs, diskKey, pw.Words())
+	from := func(words []byte) (*gemm.WinogradWeight, error) {
+		return gemm.Default().WinogradFrom(rows, cin, taps, words)
 	}
-	releasePacked(w)
-	return actual.(*gemm.WinogradWeight)
+	pw, _ := keptPack(b, &b.convW, wb, key, diskKey, from, func() *gemm.WinogradWeight {
+		depth := cin * taps
+		w := f32s(bufs, wv)[wv.Offset+g*rows*depth:][:rows*depth]
+		pw := gemm.Default().PackWinograd(rows, cin, taps, w)
+		releasePacked(w)
+		return pw
+	})
+	return pw
 }

@@ -167,7 +167,8 @@ func New(ctx context.Context, cfg Config) (*Synthesizer, error) {
 	s.loaded = time.Since(t0)
 	// First-use costs (mapped weights faulted in, weights packed for the
 	// GEMMs, weight-only subgraphs folded) are paid here, before any text
-	// is accepted: a run's time to first audio is that of a ready model.
+	// is accepted, so that a run's time to first audio is that of a ready
+	// model; a cold synthesizer leaves them to its first run.
 	if !cfg.Cold {
 		t1 := time.Now()
 		if err := s.model.Warm(ctx); err != nil {

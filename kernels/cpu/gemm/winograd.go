@@ -51,8 +51,6 @@ var winogradPoints = [...]float64{0, 1, -1, 2, -2, 0.5, -0.5, 3, -3, 1.0 / 3, -1
 // winogradPlan holds the transforms of one F(m, k).
 type winogradPlan struct {
 	m, k, alpha int
-	at          [][]float32 // Aᵀ, m × α
-	bt          [][]float32 // Bᵀ, α × α
 	g           [][]float64 // G, α × k (applied to weights in float64)
 
 	// The transforms as winoTransform takes them: row i holds the
@@ -102,17 +100,19 @@ func newWinogradPlan(m, k int) *winogradPlan {
 		return r
 	}
 	p := &winogradPlan{m: m, k: k, alpha: alpha}
-	// Aᵀ evaluates the product polynomial's m output coefficients:
-	// row s is the points' s-th powers, the last row also takes the
-	// leading coefficient (the point at infinity).
-	p.at = make([][]float32, m)
+	// The transforms are stored transposed, as winoTransform reads them:
+	// row i holds input i's coefficient for each output.
+	p.inT = make([]float32, alpha*winoMaxRows)
+	p.outT = make([]float32, alpha*winoMaxRows)
+	// Aᵀ evaluates the product polynomial's m output coefficients: row s
+	// is the points' s-th powers, the last row also takes the leading
+	// coefficient (the point at infinity).
 	for s := range m {
-		p.at[s] = make([]float32, alpha)
 		for j, x := range pts {
-			p.at[s][j] = float32(pow(x, s))
+			p.outT[j*winoMaxRows+s] = float32(pow(x, s))
 		}
 	}
-	p.at[m-1][n] = 1
+	p.outT[n*winoMaxRows+m-1] = 1
 	// G evaluates the filter at the points, divided by the Lagrange
 	// denominators; its last row is the filter's leading tap.
 	p.g = make([][]float64, alpha)
@@ -132,7 +132,6 @@ func newWinogradPlan(m, k int) *winogradPlan {
 	p.g[n][k-1] = 1
 	// Bᵀ row j holds the coefficients of Π_{l≠j}(x − p_l); the last row
 	// those of Π_l(x − p_l).
-	p.bt = make([][]float32, alpha)
 	for j := 0; j <= n; j++ {
 		poly := []float64{1}
 		for l, y := range pts {
@@ -146,19 +145,8 @@ func newWinogradPlan(m, k int) *winogradPlan {
 			}
 			poly = next
 		}
-		p.bt[j] = make([]float32, alpha)
 		for i, c := range poly {
-			p.bt[j][i] = float32(c)
-		}
-	}
-	p.inT = make([]float32, alpha*winoMaxRows)
-	p.outT = make([]float32, alpha*winoMaxRows)
-	for i := range alpha {
-		for xi := range alpha {
-			p.inT[i*winoMaxRows+xi] = p.bt[xi][i]
-		}
-		for s := range m {
-			p.outT[i*winoMaxRows+s] = p.at[s][i]
+			p.inT[i*winoMaxRows+j] = float32(c)
 		}
 	}
 	return p
