@@ -1,7 +1,7 @@
 // Forge's hand-written attention kernels: softmax(q·kᵀ + mask)·v with the
 // scores kept on the chip, in float32 (forge_attention, _rows, _decode and
 // _combine) and on tensor cores in half precision (forge_attention_tc,
-// _kv_half, _fa). A program of its own beside kernels.cu, after
+// _kv_half, _fa, _fa_split). A program of its own beside kernels.cu, after
 // common.cuh, so that the two compile at the same time: these kernels are
 // most of NVRTC's and the PTX compiler's work.
 
@@ -694,6 +694,16 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src) {
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
 
+// group_sync waits for the threads of one group of warps at named barrier
+// id (0 is __syncthreads' own, which a one-group block uses).
+__device__ __forceinline__ void group_sync(int id, int threads) {
+	asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// FA_GROUP is one group's shared memory: the double-buffered key tile and
+// transposed value tile, in halves.
+#define FA_GROUP (2 * (TQ_KEYS * TQ_KS + TC_D * TQ_VS))
+
 // forge_attention_fa is forge_attention_tc for many query rows: grid
 // (ceil(n/64), batch), four warps of 16 query rows each that share every
 // 64-key tile of the half-precision copies forge_attention_kv_half wrote
@@ -704,55 +714,115 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src) {
 // scheduler had two warps to pick from, and the kernel was bound by the
 // latency of each warp's chain of instructions (32 windows on an H100:
 // 961 → 837 µs a layer, without spills).
-template <bool BF>
-__device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned short* kh, int sp, unsigned short (*kt)[TQ_KEYS * TQ_KS], unsigned short (*vT)[TC_D * TQ_VS]) {
-	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	int g = lane >> 2, q4 = lane & 3;
-	int row0 = blockIdx.x * TQ_ROWS + warp * 16;
-	i64 qo, ko, vo, oo;
-	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
+//
+// attention_fa_run is one group's pass, W warps of 16 rows, over tiles
+// [t0, t1) of the keys, leaving its rows' output, maxima and sums in o, m
+// and l; smem is the group's FA_GROUP halves, and bar its named barrier.
+template <int W, bool BF>
+__device__ __forceinline__ void attention_fa_run(const AttnArgs& a, const unsigned short* kh, int sp, unsigned short* smem, int bar, int t0, int t1,
+	const unsigned (&qa)[4][4], float (&o)[8][4], float (&m)[2], float (&l)[2], const float* mask, int row0, int g, int q4) {
+	unsigned short* kt = smem;                       // [2][TQ_KEYS * TQ_KS]
+	unsigned short* vT = smem + 2 * TQ_KEYS * TQ_KS; // [2][TC_D * TQ_VS]
 	const unsigned short* kg = kh + (i64)blockIdx.y * sp * 64;
 	const unsigned short* vg = kh + ((i64)gridDim.y + blockIdx.y) * sp * 64;
 	// A tile is 64 rows of 128 bytes for each of K and Vᵀ: 512 words of 16
-	// bytes each, four per thread: rows r, r + 16, r + 32 and r + 48 at
-	// column ch. The copies hold whole tiles (sp is a multiple of 64), so
-	// no load needs a bound, and a thread's addresses move by a fixed step
-	// from tile to tile: bounds and addresses computed per load had been a
-	// fifth of the instructions a tile issued (H100, ncu).
-	const int r = threadIdx.x >> 3, ch = (threadIdx.x & 7) * 8;
+	// bytes each. A thread of the group's 32·W copies column ch of rows r,
+	// r + 4W, r + 8W, … The copies hold whole tiles (sp is a multiple of
+	// 64), so no load needs a bound but the rows', and a thread's addresses
+	// move by a fixed step from tile to tile: bounds and addresses computed
+	// per load had been a fifth of the instructions a tile issued (H100,
+	// ncu).
+	constexpr int step = 4 * W, loads = (64 + step - 1) / step;
+	const int tid = threadIdx.x % (32 * W);
+	const int r = tid >> 3, ch = (tid & 7) * 8;
 	const unsigned short* kp = kg + r * 64 + ch;
 	const unsigned short* vp = vg + (i64)r * sp + ch;
-	const i64 vrows = (i64)16 * sp;
-	const unsigned kd = shared_addr(&kt[0][r * TQ_KS + ch]), vd = shared_addr(&vT[0][r * TQ_VS + ch]);
+	const i64 vrows = (i64)step * sp;
+	const unsigned kd = shared_addr(kt + r * TQ_KS + ch), vd = shared_addr(vT + r * TQ_VS + ch);
 	auto load = [&](int st, int t) {
 		const unsigned short* k = kp + (i64)t * TQ_KEYS * 64;
 		const unsigned short* v = vp + t * TQ_KEYS;
 #pragma unroll
-		for (int u = 0; u < 4; u++) {
-			cp_async16(kd + (st * TQ_KEYS * TQ_KS + u * 16 * TQ_KS) * 2, k + u * 16 * 64);
-			cp_async16(vd + (st * TC_D * TQ_VS + u * 16 * TQ_VS) * 2, v + u * vrows);
+		for (int u = 0; u < loads; u++) {
+			if (64 % step == 0 || r + u * step < 64) {
+				cp_async16(kd + (st * TQ_KEYS * TQ_KS + u * step * TQ_KS) * 2, k + u * step * 64);
+				cp_async16(vd + (st * TC_D * TQ_VS + u * step * TQ_VS) * 2, v + u * vrows);
+			}
 		}
 		asm volatile("cp.async.commit_group;" ::: "memory");
 	};
+	if (t0 >= t1) return;
+	load(0, t0);
+	for (int t = t0; t < t1; t++) {
+		int k0 = t * TQ_KEYS, st = (t - t0) & 1;
+		if (t + 1 < t1) {
+			load(st ^ 1, t + 1);
+			asm volatile("cp.async.wait_group 1;" ::: "memory");
+		} else {
+			asm volatile("cp.async.wait_group 0;" ::: "memory");
+		}
+		group_sync(bar, 32 * W);
+		tc_tile<8, BF>(o, m, l, qa, kt + st * TQ_KEYS * TQ_KS, TQ_KS, vT + st * TC_D * TQ_VS, TQ_VS, a, mask, row0, k0, min(TQ_KEYS, a.s - k0), g, q4);
+		group_sync(bar, 32 * W); // this buffer is loaded again two tiles on
+	}
+}
+
+// attention_fa runs the block's groups of W warps (blockDim.x / 32W of
+// them) over equal runs of the key tiles for the same 16·W query rows,
+// then combines their partial rows through shared memory: group 0 weighs
+// each group's output and sum by the exponential of its maximum's distance
+// from the largest, as forge_attention_combine does between blocks, and
+// stores the result. One group is the kernel as it was.
+template <int W, bool BF>
+__device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned short* kh, int sp, unsigned short* smem) {
+	const int groups = blockDim.x / (32 * W), grp = threadIdx.x / (32 * W);
+	int warp = (threadIdx.x >> 5) % W, lane = threadIdx.x & 31;
+	int g = lane >> 2, q4 = lane & 3;
+	int row0 = blockIdx.x * 16 * W + warp * 16;
+	i64 qo, ko, vo, oo;
+	const float* mask = batch_offsets(a, blockIdx.y, &qo, &ko, &vo, &oo);
 	unsigned qa[4][4];
 	tc_load_q<BF>(qa, a, qo, row0, g, q4);
 	float o[8][4];
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) o[j][t] = 0;
 	float m[2] = {-FINF, -FINF}, l[2] = {0, 0};
-	int tiles = (a.s + TQ_KEYS - 1) / TQ_KEYS;
-	load(0, 0);
-	for (int t = 0; t < tiles; t++) {
-		int k0 = t * TQ_KEYS;
-		if (t + 1 < tiles) {
-			load((t + 1) & 1, t + 1);
-			asm volatile("cp.async.wait_group 1;" ::: "memory");
-		} else {
-			asm volatile("cp.async.wait_group 0;" ::: "memory");
+	int tiles = (a.s + TQ_KEYS - 1) / TQ_KEYS, per = (tiles + groups - 1) / groups;
+	attention_fa_run<W, BF>(a, kh, sp, smem + grp * FA_GROUP, groups == 1 ? 0 : 1 + grp, min(tiles, grp * per), min(tiles, (grp + 1) * per), qa, o, m, l, mask, row0, g, q4);
+	if (groups > 1) {
+		// A group's partial rows go into its own tile buffers (4.5 KB a
+		// warp of its 36 KB), lane-major so that the stores and group 0's
+		// loads touch 32 banks: element e of the lane's fragments at
+		// [e][lane], then the maxima and the sums.
+		auto part = [&](int p) { return (float*)(smem + p * FA_GROUP) + warp * 36 * 32 + lane; };
+		if (grp > 0) {
+			float* q = part(grp);
+			for (int j = 0; j < 8; j++)
+				for (int t = 0; t < 4; t++) q[(j * 4 + t) * 32] = o[j][t];
+			for (int h = 0; h < 2; h++) {
+				q[(32 + h) * 32] = m[h];
+				q[(34 + h) * 32] = l[h];
+			}
 		}
 		__syncthreads();
-		tc_tile<8, BF>(o, m, l, qa, kt[t & 1], TQ_KS, vT[t & 1], TQ_VS, a, mask, row0, k0, min(TQ_KEYS, a.s - k0), g, q4);
-		__syncthreads(); // this buffer is loaded again two tiles on
+		if (grp > 0) return;
+		for (int h = 0; h < 2; h++) {
+			float M = m[h];
+			for (int p = 1; p < groups; p++) M = fmaxf(M, part(p)[(32 + h) * 32]);
+			float f = m[h] == -FINF ? 0.f : __expf(m[h] - M);
+			l[h] *= f;
+			for (int j = 0; j < 8; j++) o[j][2 * h] *= f, o[j][2 * h + 1] *= f;
+			for (int p = 1; p < groups; p++) {
+				const float* q = part(p);
+				float mp = q[(32 + h) * 32];
+				float fp = mp == -FINF ? 0.f : __expf(mp - M);
+				l[h] += q[(34 + h) * 32] * fp;
+				for (int j = 0; j < 8; j++) {
+					o[j][2 * h] += q[(j * 4 + 2 * h) * 32] * fp;
+					o[j][2 * h + 1] += q[(j * 4 + 2 * h + 1) * 32] * fp;
+				}
+			}
+		}
 	}
 	for (int j = 0; j < 8; j++)
 		for (int t = 0; t < 4; t++) {
@@ -762,10 +832,23 @@ __device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned s
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) forge_attention_fa(AttnArgs a, const unsigned short* kh, int sp, int bf16) {
-	__shared__ __align__(16) unsigned short kt[2][TQ_KEYS * TQ_KS];
-	__shared__ __align__(16) unsigned short vT[2][TC_D * TQ_VS];
-	if (bf16) attention_fa<true>(a, kh, sp, kt, vT);
-	else attention_fa<false>(a, kh, sp, kt, vT);
+	__shared__ __align__(16) unsigned short smem[FA_GROUP];
+	if (bf16) attention_fa<4, true>(a, kh, sp, smem);
+	else attention_fa<4, false>(a, kh, sp, smem);
+}
+
+// forge_attention_fa_split is forge_attention_fa for grids of too few
+// blocks to give each scheduler more than one warp (one 30-s window: 144
+// blocks of 64 rows on 132 SMs): blocks of 48 rows whose two groups of
+// three warps take half the keys each (FA_SPLIT_SHARED bytes of dynamic
+// shared memory), two blocks an SM at the same 170 registers a thread,
+// so twice the warps in one wave. Splitting the keys between blocks
+// instead had cost a combine kernel more than it saved.
+#define FA_SPLIT_SHARED (2 * FA_GROUP * 2)
+extern "C" __global__ void __launch_bounds__(192, 2) forge_attention_fa_split(AttnArgs a, const unsigned short* kh, int sp, int bf16) {
+	extern __shared__ __align__(16) unsigned short fa_smem[];
+	if (bf16) attention_fa<3, true>(a, kh, sp, fa_smem);
+	else attention_fa<3, false>(a, kh, sp, fa_smem);
 }
 
 // forge_attention_tc is forge_attention for heads of d = dv = 64 with the

@@ -35,6 +35,10 @@ type Backend struct {
 	// kernel before them finishes (compute capability 9.0 and a driver
 	// with cuLaunchKernelEx; FORGE_CUDA_EARLY=off turns it off, to compare).
 	early bool
+	// faSplit: the encoder's flash attention splits the keys inside its
+	// blocks where its grid is small (faSplits; FORGE_CUDA_FA_SPLIT=off
+	// turns it off, to compare).
+	faSplit bool
 
 	dispatches atomic.Int64
 
@@ -91,6 +95,7 @@ func New(opts kernels.Options) (*Backend, error) {
 	}
 	b.mem = &arena{slabSize: 256 << 20, grow: b.mapSlab}
 	b.early = info.Major >= 9 && drv.CanLaunchEarly() && os.Getenv("FORGE_CUDA_EARLY") != "off"
+	b.faSplit = os.Getenv("FORGE_CUDA_FA_SPLIT") != "off"
 	if os.Getenv("FORGE_CUDA_PROFILE") != "" {
 		b.prof = &profiler{byKey: map[string]*profEntry{}}
 	}

@@ -80,7 +80,7 @@ var fixedPrograms = []fixedProgram{
 	}},
 	{"attention.cu", commonSource + attentionSource, []string{
 		"forge_attention", "forge_attention_rows", "forge_attention_decode", "forge_attention_combine",
-		"forge_attention_tc", "forge_attention_kv_half", "forge_attention_fa",
+		"forge_attention_tc", "forge_attention_kv_half", "forge_attention_fa", "forge_attention_fa_split",
 	}},
 }
 
@@ -96,12 +96,17 @@ func (m *modules) loadFixed() error {
 	if err := parallel(jobs); err != nil {
 		return err
 	}
-	// Attention's tiles for the largest heads need more than the 48 KiB of
-	// shared memory a block gets without asking.
-	f := m.fixed("forge_attention")
+	// Attention's tiles for the largest heads, and the split flash
+	// kernel's two groups, need more than the 48 KiB of shared memory a
+	// block gets without asking.
 	return m.b.th.Do(func() error {
-		if err := m.b.drv.FuncSetAttribute(f, driver.FuncMaxDynamicSharedBytes, attShared); err != nil {
-			return fmt.Errorf("cuda: attention's shared memory: %w", err)
+		for _, k := range []struct {
+			name  string
+			bytes int
+		}{{"forge_attention", attShared}, {"forge_attention_fa_split", faSplitShared}} {
+			if err := m.b.drv.FuncSetAttribute(m.fixed(k.name), driver.FuncMaxDynamicSharedBytes, k.bytes); err != nil {
+				return fmt.Errorf("cuda: %s's shared memory: %w", k.name, err)
+			}
 		}
 		return nil
 	})

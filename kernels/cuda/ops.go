@@ -309,6 +309,25 @@ func decSplits(rows, keys int) int {
 	return max(1, min((keys+decWarps*32-1)/(decWarps*32), (264+rows-1)/rows, attMaxSplits))
 }
 
+// forge_attention_fa_split's rows a block (two groups of three warps of 16
+// rows share them) and its dynamic shared memory (FA_SPLIT_SHARED in
+// attention.cu: two groups' double-buffered key and value tiles).
+const (
+	faSplitRows   = 48
+	faSplitShared = 2 * 2 * 2 * (64*72 + 64*72)
+)
+
+// faSplits reports whether n query rows in each of batch heads take
+// forge_attention_fa_split: where forge_attention_fa's blocks of 64 rows
+// would leave an SM fewer than two (fewer than two warps a scheduler; the
+// kernel is bound by each warp's chain of instructions) and the split
+// kernel's blocks of 48 rows, two an SM, still fit in one wave.
+func faSplits(n, batch, sms int) bool {
+	fa := (n + 63) / 64 * batch
+	split := (n + faSplitRows - 1) / faSplitRows * batch
+	return fa < 2*sms && split <= 2*sms
+}
+
 // attPadKeys is the key count forge_attention_kv_half's copies hold: whole
 // tiles of 64 keys, so that forge_attention_fa loads them without bounds.
 func attPadKeys(s int) int { return (s + 63) &^ 63 }
@@ -469,6 +488,9 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer, combine bool) 
 			args := q.args.Reset().Bytes(structBytes(&a)).Ptr(q.scratch.ptr).I32(int32(sp)).I32(bf16)
 			if err := q.b.drv.Launch(q.b.mods.fixed("forge_attention_kv_half"), driver.Dim3{X: blocks(int64(sp), 64), Y: uint32(batch)}, driver.Dim3{X: 256}, 0, q.stream, args); err != nil {
 				return err
+			}
+			if q.b.faSplit && faSplits(int(a.n), batch, q.b.info.SMs) {
+				return q.b.drv.Launch(q.b.mods.fixed("forge_attention_fa_split"), driver.Dim3{X: blocks(int64(a.n), faSplitRows), Y: uint32(batch)}, driver.Dim3{X: 192}, faSplitShared, q.stream, args)
 			}
 			return q.b.drv.Launch(q.b.mods.fixed("forge_attention_fa"), driver.Dim3{X: blocks(int64(a.n), 64), Y: uint32(batch)}, driver.Dim3{X: 128}, 0, q.stream, args)
 		}

@@ -1,0 +1,25 @@
+package cuda
+
+import "testing"
+
+// TestFASplits: the encoder's flash attention splits the keys inside its
+// blocks only where its blocks of 64 rows would leave an SM fewer than
+// two, and the split kernel's blocks still fit in one wave.
+func TestFASplits(t *testing.T) {
+	for _, c := range []struct {
+		n, batch, sms int
+		want          bool
+	}{
+		{1500, 6, 132, true},       // one 30-s window of Whisper tiny: 144 blocks
+		{1500, 8, 132, true},       // base's 8 heads: 192 blocks, 256 split
+		{1500, 12, 132, false},     // two windows: 288 blocks already fill the SMs
+		{1500, 6 * 32, 132, false}, // a batch of 32 windows
+		{300, 6, 132, true},        // a short window
+		{1500, 6, 60, false},       // a smaller GPU: the split blocks would not fit one wave
+		{1500, 20, 132, false},     // whisper large's 20 heads
+	} {
+		if got := faSplits(c.n, c.batch, c.sms); got != c.want {
+			t.Errorf("faSplits(%d rows, %d heads, %d SMs) = %v, want %v", c.n, c.batch, c.sms, got, c.want)
+		}
+	}
+}
