@@ -210,16 +210,11 @@ func (t *Transcriber) TranscribeLive(ctx context.Context, in Input, o Options, e
 
 // transcribeLive is TranscribeLive with readings' origins moved as win
 // says.
-func (t *Transcriber) transcribeLive(ctx context.Context, in Input, o Options, emit func(Event) error, win windowing) (*LiveResult, error) {
-	if t.vad == nil {
-		return nil, fmt.Errorf("%w: live transcription needs the VAD (Config.NoVAD is set)", ErrBadOptions)
-	}
-	if o.NoVAD {
-		return nil, fmt.Errorf("%w: live transcription needs the VAD (Options.NoVAD is set)", ErrBadOptions)
-	}
+// liveOptions are the decoding options of a live run's readings.
+func (t *Transcriber) liveOptions(o Options) (decode.TranscribeOptions, error) {
 	opts, err := t.decodeOptions(o)
 	if err != nil {
-		return nil, err
+		return opts, err
 	}
 	if o.Temperature == 0 {
 		opts.Temperatures = []float64{0}
@@ -229,6 +224,20 @@ func (t *Transcriber) transcribeLive(ctx context.Context, in Input, o Options, e
 	// not encoded again for 30 s (0.5–1.3 s of CPU here: what made
 	// cards_003's final 0.5–1.9 s late).
 	opts.RetryLoopsOnly = true
+	return opts, nil
+}
+
+func (t *Transcriber) transcribeLive(ctx context.Context, in Input, o Options, emit func(Event) error, win windowing) (*LiveResult, error) {
+	if t.vad == nil {
+		return nil, fmt.Errorf("%w: live transcription needs the VAD (Config.NoVAD is set)", ErrBadOptions)
+	}
+	if o.NoVAD {
+		return nil, fmt.Errorf("%w: live transcription needs the VAD (Options.NoVAD is set)", ErrBadOptions)
+	}
+	opts, err := t.liveOptions(o)
+	if err != nil {
+		return nil, err
+	}
 	vo, err := vadOptions(o.VAD)
 	if err != nil {
 		return nil, err
@@ -1423,6 +1432,17 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		// cores) tiny read nothing more after "wealth tax" and lost the
 		// lecture's last sentence. Read again after the sentence's end.
 		s.tighten()
+		return d.finish(ctx, it, emit)
+	}
+	if len(own) == 0 && it.atPause && len(samples) > 0 && it.speechEnd-it.speech >= minRetry && it.piece > origin && len(s.agree.committed) > 0 {
+		// Nothing after the committed text, from half a second of speech
+		// or more: tiny, continuing "…in his book, capital in the 21st
+		// century,", read nothing of the next pieces ("argues for a 4%
+		// global wealth tax", 3 of 3 paced runs of silero_test.wav), with
+		// the prefix open or closed by its timestamp. Read the piece
+		// alone, the committed text its prompt: the origin moves to the
+		// piece's start.
+		d.cut(s, len(s.agree.committed), int32((it.piece-origin)/tsSamples))
 		return d.finish(ctx, it, emit)
 	}
 	now := time.Now()
