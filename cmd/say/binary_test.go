@@ -134,11 +134,7 @@ func tempFiles(t *testing.T, dir string) []string {
 // that fills up, with an error naming the file; a stream (-o -) stopped by
 // a signal is a valid WAV of whole samples.
 func TestBinaryOutputFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads Kokoro in several processes")
-	}
-	needFrontEnd(t)
-	needModels(t)
+	needSynthesis(t, "loads Kokoro in several processes")
 	bin := testenv.Build(t, "cmd/say")
 	const old = "the previous take"
 	// Text that stays open on stdin: the first sentence is spoken, and say

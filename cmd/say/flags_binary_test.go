@@ -86,11 +86,7 @@ func TestBinaryConventions(t *testing.T) {
 	})
 
 	t.Run("raw and wav", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("synthesises twice")
-		}
-		needFrontEnd(t)
-		needModels(t)
+		needSynthesis(t, "synthesises twice")
 		code, raw, stderr := runSay(t, bin, dir, "", "--format", "raw", "--first", "0", "Hello.")
 		if code != exitOK {
 			t.Fatalf("--format raw: exit %d, %s", code, stderr)

@@ -16,11 +16,7 @@ import (
 // before it: now the whole text is said, the run exits 0, and a
 // character that cannot fit a chunk is left out with a warning on stderr.
 func TestSayLongWordsCLI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds say and synthesises half a minute of speech")
-	}
-	needFrontEnd(t)
-	needModels(t)
+	needSynthesis(t, "builds say and synthesises half a minute of speech")
 	bin := testenv.Build(t, "cmd/say")
 	dir := t.TempDir()
 	for _, c := range []struct {

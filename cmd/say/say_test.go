@@ -40,6 +40,18 @@ func needModels(t *testing.T) {
 	}
 }
 
+// needSynthesis skips a test that synthesises speech (why says how much)
+// in -short mode, and loudly where espeak-ng or the Kokoro weights and
+// voices are missing.
+func needSynthesis(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	needFrontEnd(t)
+	needModels(t)
+}
+
 // TestFlags: good flags parse (--device, else $FORGE_DEVICE, else auto
 // choosing the backend); a bad value is reported on stderr, naming the
 // flag or the variable, and exits with exitUsage before anything loads.
@@ -130,11 +142,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestSayEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("synthesis takes seconds")
-	}
-	needFrontEnd(t)
-	needModels(t)
+	needSynthesis(t, "synthesis takes seconds")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "hi.wav")
 	card := filepath.Join(dir, "card.json")
@@ -168,11 +176,7 @@ func TestSayEndToEnd(t *testing.T) {
 // spoken without the model's warm-up run (say.Config.Cold), text from
 // standard input after it; the scorecard says which.
 func TestSayWarmsOnlyForStdin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three syntheses")
-	}
-	needFrontEnd(t)
-	needModels(t)
+	needSynthesis(t, "three syntheses")
 	dir := t.TempDir()
 	textFile := filepath.Join(dir, "text.txt")
 	if err := os.WriteFile(textFile, []byte("Hi."), 0o644); err != nil {

@@ -1434,15 +1434,17 @@ func (d *liveDecoder) finish(ctx context.Context, it liveItem, emit stage.Emit[E
 		s.tighten()
 		return d.finish(ctx, it, emit)
 	}
-	if len(own) == 0 && it.atPause && len(samples) > 0 && it.speechEnd-it.speech >= minRetry && it.piece > origin && len(s.agree.committed) > 0 {
+	if steps := int32((it.piece - origin) / tsSamples); len(own) == 0 && it.atPause && len(samples) > 0 && it.speechEnd-it.speech >= minRetry &&
+		steps > 0 && slices.ContainsFunc(s.agree.committed, d.text) {
 		// Nothing after the committed text, from half a second of speech
 		// or more: tiny, continuing "…in his book, capital in the 21st
 		// century,", read nothing of the next pieces ("argues for a 4%
 		// global wealth tax", 3 of 3 paced runs of silero_test.wav), with
 		// the prefix open or closed by its timestamp. Read the piece
 		// alone, the committed text its prompt: the origin moves to the
-		// piece's start.
-		d.cut(s, len(s.agree.committed), int32((it.piece-origin)/tsSamples))
+		// piece's start. After the cut the prefix holds no text (at most
+		// <|0.00|>), so a piece that reads nothing alone is read once.
+		d.cut(s, len(s.agree.committed), steps)
 		return d.finish(ctx, it, emit)
 	}
 	now := time.Now()
