@@ -28,7 +28,7 @@
 //	--scorecard FILE   write a JSON scorecard: TTFA, RTF, per-stage metrics
 //	--device NAME      compute backend: cpu, cuda, metal or auto (default $FORGE_DEVICE, else auto)
 //	--list-voices      print the voices, their language and gender, and exit
-//	--first N          stream the first sentence in two pieces, the first within about N phoneme tokens (0: whole)
+//	--first N          stream the audio in pieces, the first within about N phoneme tokens (0: every sentence whole)
 //	--max-tokens N     longest chunk in phoneme tokens (default 200, at most 510)
 //	--log LEVEL        debug, info, warn, error or off (default $FORGE_LOG, else warn)
 //

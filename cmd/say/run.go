@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	sc := scorecards.Flag(fs)
 	fs.BoolVar(&o.listVoices, "list-voices", false, "list the voices with their language and gender, and exit")
 	fs.IntVar(&o.maxTokens, "max-tokens", say.DefaultMaxTokens, "longest chunk in phoneme `tokens` (at most 510): longer sentences are cut at clauses; memory and latency grow with it")
-	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "stream the first sentence in two pieces, the first within about `N` phoneme tokens, so audio starts sooner (0: whole)")
+	fs.IntVar(&o.first, "first", kokoro.DefaultFirstTokens, "stream the audio in pieces, the first within about `N` phoneme tokens, so audio starts sooner (0: every sentence whole)")
 	device := backendflag.Flag(fs)
 	logLevel := logging.Flag(fs)
 	products := fs.String("precision", "f32", "matrix products on a GPU: f32, or f16 / bf16 (half-precision operands, f32 accumulation)")

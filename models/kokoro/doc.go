@@ -10,7 +10,7 @@
 //	front, err := g2p.NewEspeak(g2p.AmericanEnglish)  // the front-end sub-package
 //	chunks := (&g2p.Chunker{G2P: front}).ChunkString(ctx, text)
 //	for s, err := range m.Speak(ctx, chunks, voice, 1, kokoro.DefaultFirstTokens) {
-//		// s.Samples: one sentence (or the first sentence's first words) at 24 kHz
+//		// s.Samples: a sentence, or a stretch of one (the first words first), at 24 kHz
 //	}
 //
 // [Model.Synthesize] is the bare model: the ids of one chunk (0-padded, at

@@ -155,7 +155,7 @@ func (m *Model) Forward(ctx context.Context, ids []int64, style []float32, speed
 	if err != nil {
 		return nil, err
 	}
-	if err := m.runDecoder(ctx, style, tr); err != nil {
+	if err := m.runDecoder(ctx, style, tr, nil); err != nil {
 		return nil, err
 	}
 	return tr, nil
@@ -252,8 +252,11 @@ func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []flo
 // style, so they run side by side: the sources' long convolutions use the
 // core that the decoder's narrow ones (a few dozen frames in a streamed
 // window) and its norms leave idle. Then the generator joins them. The
-// results are the same as in one graph.
-func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) error {
+// results are the same as in one graph. har, when not nil, supplies the
+// source spectrogram of tr's frames (a stretch of a longer utterance's,
+// whose phase runs on from the utterance's start); nil computes it from
+// tr.F0.
+func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, har func() []float32) error {
 	dec := &m.k.decoder
 	if m.float32 {
 		dec = &m.k.decoder32
@@ -264,9 +267,14 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) erro
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		har := harmonicSpectrum(tr.F0, gen.lLinearW.Float32s(), gen.lLinearB.Float32s()[0])
+		var spec []float32
+		if har != nil {
+			spec = har()
+		} else {
+			spec = m.sourceSpectrum(tr.F0)
+		}
 		g := graph.New()
-		harT := g.InputF32("har", graph.Shape{1, 2 * specBins, len(har) / (2 * specBins)}, har)
+		harT := g.InputF32("har", graph.Shape{1, 2 * specBins, len(spec) / (2 * specBins)}, spec)
 		out := gen.sources(harT, timbre(g, style))
 		if srcErr = check(out[0], out[1]); srcErr != nil {
 			return
@@ -299,6 +307,16 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace) erro
 	}
 	tr.Audio = vals[0].F32()
 	return nil
+}
+
+// sourceSpectrum is the generator's source spectrogram of the F0 curve
+// f0 (see harmonicSpectrum), with this model's l_linear.
+func (m *Model) sourceSpectrum(f0 []float32) []float32 {
+	gen := &m.k.decoder.generator
+	if m.float32 {
+		gen = &m.k.decoder32.generator
+	}
+	return harmonicSpectrum(f0, gen.lLinearW.Float32s(), gen.lLinearB.Float32s()[0])
 }
 
 // decoderFeatures runs the decoder of graph 3 up to its generator.
@@ -343,7 +361,7 @@ func (m *Model) Warm(ctx context.Context) error {
 	go func() {
 		defer close(done)
 		F := len(warmIDs)
-		decErr = m.runDecoder(ctx, style, &Trace{F0: make([]float32, 2*F), N: make([]float32, 2*F), ASR: make([]float32, hiddenDim*F)})
+		decErr = m.runDecoder(ctx, style, &Trace{F0: make([]float32, 2*F), N: make([]float32, 2*F), ASR: make([]float32, hiddenDim*F)}, nil)
 	}()
 	_, err := m.warmTrace(ctx)
 	<-done

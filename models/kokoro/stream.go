@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"sync"
 
 	"github.com/tensorforge/forge/models/kokoro/g2p"
 	"github.com/tensorforge/forge/models/kokoro/vocab"
 )
 
-// Streaming the first piece of a chunk.
+// Streaming a chunk in pieces.
 //
 // The model synthesises a whole chunk before any of its audio exists, and
 // the decoder and generator (graph 3) are most of the work. Cutting the
@@ -19,45 +20,77 @@ import (
 // intonation and final fall, heard as a sentence break ("The quick brown.
 // Fox jumps…"). Instead, the text encoder and the prosody predictor (a
 // small share of the work) run once over the whole chunk, so durations,
-// F0 and energy are the unsplit utterance's; only graph 3 runs twice:
-// first over a window of the leading frames (up to a word boundary plus
-// some right context), whose audio leaves at once, then over all frames,
-// whose audio from the join on is exactly the unsplit synthesis. The two
-// agree closely before the join (the generator's instance norms see the
-// window's statistics rather than the whole chunk's, hence some context
-// and a short crossfade in the pause between two words).
+// F0 and energy are the unsplit utterance's, and graph 3 runs over
+// stretches of the frames, each joined to the next in the middle of a
+// word-separating space with a short crossfade. Each stretch is decoded
+// with some context on both sides, and its harmonic source is the whole
+// utterance's (the phase runs on from the chunk's start), so a stretch
+// differs from the unsplit synthesis only where the generator's instance
+// norms see the stretch's statistics rather than the chunk's: about as
+// much as the int8 artifact differs from float32 (TestSpeakStreamedJoin).
+//
+// The first stretch ends within a few words, so audio starts after a
+// fraction of the chunk's synthesis time. Each later one is at most
+// growth times the audio handed out before it, so it is decoded while that
+// audio plays: decoding runs at a few times real time, and one stretch
+// covering the rest of a long sentence would leave the listener waiting
+// in the middle of it (the 30-word paragraph: 0.7 s of audio, then 1.1 s
+// of silence while the other 10 s were decoded).
 const (
-	// firstContextFrames of right context the first window decodes beyond
-	// the join (0.15 s). More context matches the unsplit head a little
-	// better (log-spectral RMS 0.27–0.30 at 12 frames, 0.28–0.33 at 6 on
-	// the goldens) but is decoded before the first audio leaves: 12 frames
-	// cost the benchmark paragraph ~90 ms of TTFA (583 vs 489 ms median,
-	// 2 cores).
-	firstContextFrames = 6
-	// joinFadeSamples is the crossfade at the join (10 ms each side).
+	// contextFrames of context each stretch decodes beyond its joins
+	// (0.15 s a side). More context matches the unsplit synthesis a
+	// little better (log-spectral RMS 0.27–0.30 at 12 frames, 0.28–0.33
+	// at 6 on the goldens' first stretch) but the first stretch's is
+	// decoded before the first audio leaves: 12 frames cost the
+	// benchmark paragraph ~90 ms of TTFA (583 vs 489 ms median, 2 cores).
+	contextFrames = 6
+	// joinFadeSamples is the crossfade at a join (10 ms each side).
 	joinFadeSamples = 240
-	// minFirstFrames: a join earlier than this (0.5 s, mostly the model's
-	// lead-in) would make the whole chunk's decode race the playback of
-	// too little audio.
+	// minFirstFrames: a first join earlier than this (0.5 s, mostly the
+	// model's lead-in) would give the next stretch too little audio to be
+	// decoded behind.
 	minFirstFrames = 20
+	// minStretchFrames bounds every stretch from below (0.5 s): shorter
+	// ones cost more context than they save.
+	minStretchFrames = 40
+	// growth bounds a stretch after the first by the audio handed out
+	// before it. Decoding a stretch of growth·A takes growth·A·RTF; at 2
+	// it ends before the A seconds already handed out have played for
+	// any RTF below about 0.45 (0.17–0.2 on two cores here).
+	growth = 2
 )
 
+// Streaming says how a chunk's audio is handed out.
+type Streaming struct {
+	// FirstTokens ends the first piece of the chunk at a word boundary
+	// within this many phoneme tokens (see firstJoin), when the chunk is
+	// longer; 0: no early first piece.
+	FirstTokens int
+	// Lead is the audio already handed out before this chunk in the same
+	// stream, in samples at SampleRate: a chunk longer than growth times
+	// what came before it is handed out in stretches, so that it does
+	// not keep a listener of that audio waiting.
+	Lead int
+}
+
+// on reports whether a chunk may be cut at all: with neither a first
+// piece nor audio before it, it is handed out whole, as SpeakChunk's.
+func (s Streaming) on() bool { return s.FirstTokens > 0 || s.Lead > 0 }
+
 // SpeakStreamed synthesises one chunk like SpeakChunk and yields its audio
-// in pieces, the first as early as possible: when the chunk has more than
-// firstTokens phoneme tokens (and firstTokens > 0), the first piece ends
-// at a word boundary within the first firstTokens tokens (after clause
-// punctuation if there is one, see firstJoin), and the second piece is
-// the rest. Unlike speaking two shorter chunks, the concatenated pieces
-// are the chunk's own utterance: the same durations and intonation, and
-// from the join on the same samples as SpeakChunk's. Otherwise it yields
-// SpeakChunk's audio as one piece. Iteration stops at the first error,
-// yielded with nil samples.
-func (m *Model) SpeakStreamed(ctx context.Context, c g2p.Chunk, v *Voice, speed float32, firstTokens int) iter.Seq2[[]float32, error] {
+// in pieces (see Streaming), the first as early as possible, each later
+// one decoded while the audio before it plays. The pieces are the chunk's
+// own utterance, not shorter utterances: the same durations and
+// intonation as SpeakChunk's, the same length, and samples that differ
+// from SpeakChunk's only by the stretches' own instance norms. A chunk
+// that is not cut yields SpeakChunk's audio as one piece. Iteration stops
+// at the first error, yielded with nil samples.
+func (m *Model) SpeakStreamed(ctx context.Context, c g2p.Chunk, v *Voice, speed float32, s Streaming) iter.Seq2[[]float32, error] {
 	if v == nil {
 		return func(yield func([]float32, error) bool) { yield(nil, fmt.Errorf("kokoro: SpeakStreamed needs a voice")) }
 	}
 	return func(yield func([]float32, error) bool) {
-		for pcm, err := range m.streamed(ctx, c.IDs, v.Style(c.Tokens()), speed, firstTokens) {
+		for pcm, err := range m.streamed(ctx, c.IDs, v.Style(c.Tokens()), speed, s) {
 			if err != nil {
 				err = fmt.Errorf("kokoro: chunk %d %q: %w", c.Index, clip(c.Text, 40), err)
 			}
@@ -69,38 +102,61 @@ func (m *Model) SpeakStreamed(ctx context.Context, c g2p.Chunk, v *Voice, speed 
 }
 
 // streamed is SpeakStreamed on Synthesize's arguments.
-func (m *Model) streamed(ctx context.Context, ids []int64, style []float32, speed float32, firstTokens int) iter.Seq2[[]float32, error] {
+func (m *Model) streamed(ctx context.Context, ids []int64, style []float32, speed float32, s Streaming) iter.Seq2[[]float32, error] {
 	return func(yield func([]float32, error) bool) {
 		tr, err := m.prosodyTrace(ctx, ids, style, speed)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		join, ok := firstJoin(ids, tr.Durations, firstTokens)
-		if !ok {
-			if err := m.runDecoder(ctx, style, tr); err != nil {
+		joins := planJoins(ids, tr.Durations, s)
+		if len(joins) == 0 {
+			if err := m.runDecoder(ctx, style, tr, nil); err != nil {
 				yield(nil, err)
 				return
 			}
 			yield(tr.Audio, nil)
 			return
 		}
-		win := tr.window(min(frames(tr.Durations), join+firstContextFrames))
-		if err := m.runDecoder(ctx, style, win); err != nil {
-			yield(nil, err)
-			return
+		total := frames(tr.Durations)
+		// The whole chunk's source spectrogram, for the stretches that do
+		// not start at its beginning (a prefix's is the whole's but for
+		// its last frames' interpolation, which the context covers).
+		whole := sync.OnceValue(func() []float32 { return m.sourceSpectrum(tr.F0) })
+		var tail []float32 // the audio before the last join, crossfade's worth
+		a := 0
+		for k := 0; k <= len(joins); k++ {
+			b := total
+			if k < len(joins) {
+				b = joins[k]
+			}
+			lo, hi := max(0, a-contextFrames), min(total, b+contextFrames)
+			win := tr.window(lo, hi)
+			var har func() []float32
+			if lo > 0 {
+				har = func() []float32 { return sourceStretch(whole(), total, lo, hi) }
+			}
+			if err := m.runDecoder(ctx, style, win, har); err != nil {
+				yield(nil, err)
+				return
+			}
+			// win.Audio[i] is sample lo·SamplesPerFrame + i of the chunk.
+			off := lo * SamplesPerFrame
+			from, to := 0, len(win.Audio)
+			if k > 0 {
+				from = a*SamplesPerFrame - joinFadeSamples - off
+				crossfade(win.Audio[from:from+2*joinFadeSamples], tail)
+			}
+			if k < len(joins) {
+				at := b*SamplesPerFrame - off
+				to = at - joinFadeSamples
+				tail = append(tail[:0], win.Audio[to:at+joinFadeSamples]...)
+			}
+			if !yield(win.Audio[from:to], nil) {
+				return
+			}
+			a = b
 		}
-		at := join * SamplesPerFrame
-		if !yield(win.Audio[:at-joinFadeSamples], nil) {
-			return
-		}
-		if err := m.runDecoder(ctx, style, tr); err != nil {
-			yield(nil, err)
-			return
-		}
-		rest := tr.Audio[at-joinFadeSamples:]
-		crossfade(rest[:2*joinFadeSamples], win.Audio[at-joinFadeSamples:at+joinFadeSamples])
-		yield(rest, nil)
 	}
 }
 
@@ -125,18 +181,101 @@ func (m *Model) prosodyTrace(ctx context.Context, ids []int64, style []float32, 
 	return tr, nil
 }
 
-// window returns the graph-3 inputs of the first n alignment frames: the
-// F0 and energy curves (two values per frame) and the aligned text
-// features cut to n frames. The harmonic source built from the shorter F0
-// curve is the long one's prefix, its phase being a running sum from the
-// start (only the last frames' interpolation differs).
-func (tr *Trace) window(n int) *Trace {
+// window returns the graph-3 inputs of alignment frames [lo, hi): the F0
+// and energy curves (two values per frame) and the aligned text features
+// of those frames. From lo = 0, the harmonic source built from the
+// shorter F0 curve is the long one's prefix, its phase being a running
+// sum from the start (only the last frames' interpolation differs); a
+// window from further in needs the whole curve's (sourceStretch).
+func (tr *Trace) window(lo, hi int) *Trace {
 	F := len(tr.F0) / 2
-	w := &Trace{F0: tr.F0[:2*n], N: tr.N[:2*n], ASR: make([]float32, hiddenDim*n)}
+	n := hi - lo
+	w := &Trace{F0: tr.F0[2*lo : 2*hi], N: tr.N[2*lo : 2*hi], ASR: make([]float32, hiddenDim*n)}
 	for c := range hiddenDim {
-		copy(w.ASR[c*n:(c+1)*n], tr.ASR[c*F:c*F+n])
+		copy(w.ASR[c*n:(c+1)*n], tr.ASR[c*F+lo:c*F+hi])
 	}
 	return w
+}
+
+// sourceStretch cuts the source spectrogram of frames [lo, hi) out of
+// spec, a chunk's of total frames ([2·specBins, columns] row-major, one
+// column every hop samples and one more at the end).
+func sourceStretch(spec []float32, total, lo, hi int) []float32 {
+	const per = SamplesPerFrame / hop
+	cols := total*per + 1
+	n := (hi-lo)*per + 1
+	out := make([]float32, 2*specBins*n)
+	for r := range 2 * specBins {
+		copy(out[r*n:(r+1)*n], spec[r*cols+lo*per:])
+	}
+	return out
+}
+
+// planJoins returns the frames where a chunk's stretches meet, in order
+// (none: the chunk whole). The first is firstJoin's when s asks for a
+// first piece and the chunk opens the stream; each later stretch ends at
+// the middle of the last word-separating space within growth times the
+// audio handed out before it (s.Lead and the chunk's stretches so far),
+// and at least minStretchFrames from its start; the last stretch runs to
+// the end, and is never shorter than minStretchFrames.
+func planJoins(ids, durations []int64, s Streaming) []int {
+	if !s.on() || len(durations) != len(ids) {
+		return nil
+	}
+	spaces := spaceFrames(ids, durations)
+	total := frames(durations)
+	lead := s.Lead / SamplesPerFrame
+	var joins []int
+	a := 0
+	if s.Lead == 0 {
+		j, ok := firstJoin(ids, durations, s.FirstTokens)
+		if !ok {
+			return nil
+		}
+		joins, a = append(joins, j), j
+	}
+	for {
+		limit := a + max(minStretchFrames, growth*(lead+a))
+		if limit+minStretchFrames >= total {
+			return joins
+		}
+		b := -1
+		for _, f := range spaces {
+			if f > limit {
+				break
+			}
+			if f >= a+minStretchFrames && total-f >= minStretchFrames {
+				b = f
+			}
+		}
+		if b < 0 { // no space in reach: the first one past it
+			for _, f := range spaces {
+				if f > limit && total-f >= minStretchFrames {
+					b = f
+					break
+				}
+			}
+		}
+		if b < 0 {
+			return joins
+		}
+		joins, a = append(joins, b), b
+	}
+}
+
+// spaceFrames returns the middle frame of every word-separating space of
+// ids, in order.
+func spaceFrames(ids, durations []int64) []int {
+	space, _ := vocab.ID(' ')
+	var out []int
+	start := 0
+	for i, d := range durations {
+		if ids[i] == space {
+			out = append(out, start+int(d)/2)
+		}
+		start += int(d)
+	}
+	return out
 }
 
 // firstJoin picks the frame where the first piece of a streamed chunk ends:

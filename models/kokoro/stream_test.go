@@ -2,22 +2,25 @@ package kokoro
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/tensorforge/forge/models/kokoro/vocab"
 )
 
 // TestSpeakStreamedJoin streams the golden sentences with the default
-// first piece and compares with the unsplit synthesis: the same length,
-// the same samples from the end of the crossfade on, the window's head
-// sounding like the unsplit head, and the pause at the join as long as the
-// unsplit one within ±20 ms. "Sounding like" is a log-spectral RMS
-// distance ≤ 0.35, the int8 artifact's bar (TestInt8): the generator's
-// instance norms see the window's statistics instead of the utterance's,
-// which moves every sample's phase (rel L2 0.3–0.8) but not the spectrum
-// more than the CPU's own kernel choices do (0.27 between the Go and
-// OpenBLAS products on the paragraph).
+// first piece, and after a little audio (Streaming.Lead), and compares
+// with the unsplit synthesis: the same length, each stretch sounding like
+// the unsplit synthesis of the same samples, and the pause at each join
+// as long as the unsplit one within ±20 ms. "Sounding like" is a
+// log-spectral RMS distance ≤ 0.35, the int8 artifact's bar (TestInt8):
+// the generator's instance norms see the stretch's statistics instead of
+// the utterance's, which moves every sample's phase (rel L2 0.3–0.8) but
+// not the spectrum more than the CPU's own kernel choices do (0.27
+// between the Go and OpenBLAS products on the paragraph). After audio
+// longer than half the chunk, the chunk comes whole: SpeakChunk's samples.
 func TestSpeakStreamedJoin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("synthesis takes seconds")
@@ -25,44 +28,64 @@ func TestSpeakStreamedJoin(t *testing.T) {
 	ctx := context.Background()
 	m := loadTestModel(t)
 	for _, name := range []string{"fox_af_heart", "fox_am_michael", "question_af_heart", "question_am_michael"} {
-		t.Run(name, func(t *testing.T) {
-			g := loadGolden(t, name)
-			want, err := m.Synthesize(ctx, g.ids, g.style, g.speed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pieces [][]float32
-			for pcm, err := range m.streamed(ctx, g.ids, g.style, g.speed, DefaultFirstTokens) {
-				if err != nil {
-					t.Fatal(err)
+		g := loadGolden(t, name)
+		want, err := m.Synthesize(ctx, g.ids, g.style, g.speed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name   string
+			s      Streaming
+			pieces int // at least
+		}{
+			{"first piece", Streaming{FirstTokens: DefaultFirstTokens}, 2},
+			{"after 0.75 s", Streaming{Lead: SampleRate * 3 / 4}, 2},
+			{"after a longer chunk", Streaming{Lead: len(want)}, 1},
+		} {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				var pieces [][]float32
+				for pcm, err := range m.streamed(ctx, g.ids, g.style, g.speed, c.s) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					pieces = append(pieces, pcm)
 				}
-				pieces = append(pieces, pcm)
-			}
-			if len(pieces) != 2 {
-				t.Fatalf("%d pieces, want 2", len(pieces))
-			}
-			head := len(pieces[0])
-			got := append(append([]float32(nil), pieces[0]...), pieces[1]...)
-			if len(got) != len(want) {
-				t.Fatalf("%d samples streamed, %d unsplit", len(got), len(want))
-			}
-			for i := head + 2*joinFadeSamples; i < len(want); i++ {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("sample %d after the join is %v, unsplit %v", i, got[i], want[i])
+				if len(pieces) < c.pieces {
+					t.Fatalf("%d pieces, want at least %d", len(pieces), c.pieces)
 				}
-			}
-			ls := logSpectral(t, got[:head], want[:head])
-			join := head + joinFadeSamples
-			gotPause, wantPause := pauseAt(got, join), pauseAt(want, join)
-			t.Logf("first piece %.2f s of %.2f s; head log-spectral RMS %.3f; pause at the join %.1f ms streamed, %.1f ms unsplit",
-				float64(join)/SampleRate, float64(len(want))/SampleRate, ls, 1000*gotPause, 1000*wantPause)
-			if !(ls <= 0.35) {
-				t.Errorf("head log-spectral RMS %.3f > 0.35", ls)
-			}
-			if d := math.Abs(gotPause - wantPause); d > 0.020 {
-				t.Errorf("pause at the join %.1f ms streamed vs %.1f ms unsplit: differs by more than 20 ms", 1000*gotPause, 1000*wantPause)
-			}
-		})
+				got := slices.Concat(pieces...)
+				if len(got) != len(want) {
+					t.Fatalf("%d samples streamed, %d unsplit", len(got), len(want))
+				}
+				if len(pieces) == 1 {
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("sample %d of a chunk handed out whole is %v, unsplit %v", i, got[i], want[i])
+						}
+					}
+					return
+				}
+				from := 0
+				for k, p := range pieces {
+					to := from + len(p)
+					ls := logSpectral(t, got[from:to], want[from:to])
+					msg := fmt.Sprintf("piece %d: %.2f–%.2f s of %.2f s, log-spectral RMS %.3f", k, float64(from)/SampleRate, float64(to)/SampleRate, float64(len(want))/SampleRate, ls)
+					if k < len(pieces)-1 {
+						join := to + joinFadeSamples
+						gotPause, wantPause := pauseAt(got, join), pauseAt(want, join)
+						msg += fmt.Sprintf("; pause at its end %.1f ms streamed, %.1f ms unsplit", 1000*gotPause, 1000*wantPause)
+						if d := math.Abs(gotPause - wantPause); d > 0.020 {
+							t.Errorf("piece %d: pause at the join %.1f ms streamed vs %.1f ms unsplit: differs by more than 20 ms", k, 1000*gotPause, 1000*wantPause)
+						}
+					}
+					t.Log(msg)
+					if !(ls <= 0.35) {
+						t.Errorf("piece %d: log-spectral RMS %.3f > 0.35", k, ls)
+					}
+					from = to
+				}
+			})
+		}
 	}
 }
 
@@ -128,6 +151,65 @@ func TestFirstJoin(t *testing.T) {
 			join, ok := firstJoin(tc.ids, tc.dur, tc.maxTokens)
 			if ok != tc.ok || join != tc.join {
 				t.Errorf("firstJoin = %d, %v; want %d, %v", join, ok, tc.join, tc.ok)
+			}
+		})
+	}
+}
+
+// TestPlanJoins checks where a chunk's stretches meet, on made-up ids and
+// durations: nothing when not streamed, the first join where firstJoin
+// puts it, each later stretch within growth times the audio before it
+// and in the middle of a space, and no stretch shorter than
+// minStretchFrames.
+func TestPlanJoins(t *testing.T) {
+	sp, ok := vocab.ID(' ')
+	a, ok2 := vocab.ID('a')
+	if !ok || !ok2 {
+		t.Fatal("no id for ' ' or 'a'")
+	}
+	// pad, then 40 words "a a a ␣" of 4 frames a token, then pad: the
+	// spaces' middles are at 10 + 16w + 14.
+	ids := []int64{0}
+	dur := []int64{10}
+	for range 40 {
+		ids = append(ids, a, a, a, sp)
+		dur = append(dur, 4, 4, 4, 4)
+	}
+	ids = append(ids, a, 0)
+	dur = append(dur, 4, 10)
+	total := frames(dur) // 664
+	space := func(w int) int { return 10 + 16*w + 14 }
+	for _, tc := range []struct {
+		name string
+		s    Streaming
+		want []int
+	}{
+		{"not streamed", Streaming{}, nil},
+		// The first join is the last space within 16 tokens (word 3),
+		// then each stretch ends at the last space within twice the
+		// audio before it: 72 → ≤ 216, 216 → ≤ 648 (the rest, 664, is
+		// within reach plus a minimum stretch).
+		{"first piece", Streaming{FirstTokens: 16}, []int{space(3), space(12)}},
+		// 20 → ≤ 40, 60 → ≤ 160, 172 → ≤ 496, then the rest.
+		{"after 20 frames", Streaming{Lead: 20 * SamplesPerFrame}, []int{space(1), space(8), space(29)}},
+		{"after a long chunk", Streaming{Lead: total * SamplesPerFrame}, nil},
+		{"first piece of a short chunk", Streaming{FirstTokens: 200}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := planJoins(ids, dur, tc.s)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("planJoins = %v, want %v", got, tc.want)
+			}
+			prev, before := 0, tc.s.Lead/SamplesPerFrame
+			for k, j := range append(got, total) {
+				if j-prev < minStretchFrames {
+					t.Errorf("stretch %d–%d shorter than %d frames", prev, j, minStretchFrames)
+				}
+				if k < len(got) && (k > 0 || tc.s.Lead > 0) && j-prev > growth*before {
+					t.Errorf("stretch %d–%d longer than %d times the %d frames before it", prev, j, growth, before)
+				}
+				before += j - prev
+				prev = j
 			}
 		})
 	}

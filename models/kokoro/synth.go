@@ -38,20 +38,25 @@ func (m *Model) SpeakChunk(ctx context.Context, c g2p.Chunk, v *Voice, speed flo
 
 // Speak synthesises a stream of chunks in order and yields each piece's
 // audio as soon as it is ready, so the first sentence can play while the
-// rest is still being synthesised. The first chunk is streamed with
-// SpeakStreamed at firstTokens (0: whole), so its first words are heard
-// after a fraction of the chunk's synthesis time without changing how it
-// is spoken. Iteration stops at the first error (from the chunks or from
-// synthesis), which is yielded with a zero Speech.
+// rest is still being synthesised. With firstTokens > 0 the chunks are
+// streamed with SpeakStreamed: the first chunk's first words are heard
+// after a fraction of its synthesis time, and a chunk much longer than
+// the audio before it comes in stretches that are each ready before the
+// audio before them has played, without changing how it is spoken; with
+// 0 each chunk comes whole. Iteration stops at the first error (from the
+// chunks or from synthesis), which is yielded with a zero Speech.
 func (m *Model) Speak(ctx context.Context, chunks iter.Seq2[g2p.Chunk, error], v *Voice, speed float32, firstTokens int) iter.Seq2[Speech, error] {
 	return func(yield func(Speech, error) bool) {
-		first := firstTokens
+		var s Streaming
+		if firstTokens > 0 {
+			s.FirstTokens = firstTokens
+		}
 		for c, err := range chunks {
 			if err != nil {
 				yield(Speech{}, err)
 				return
 			}
-			for pcm, err := range m.SpeakStreamed(ctx, c, v, speed, first) {
+			for pcm, err := range m.SpeakStreamed(ctx, c, v, speed, s) {
 				if err != nil {
 					yield(Speech{}, err)
 					return
@@ -59,8 +64,11 @@ func (m *Model) Speak(ctx context.Context, chunks iter.Seq2[g2p.Chunk, error], v
 				if !yield(Speech{Chunk: c, Samples: pcm}, nil) {
 					return
 				}
+				if s.FirstTokens > 0 || s.Lead > 0 {
+					s.Lead += len(pcm)
+				}
 			}
-			first = 0
+			s.FirstTokens = 0
 		}
 	}
 }

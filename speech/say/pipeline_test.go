@@ -25,9 +25,10 @@ func needFrontEnd(t testing.TB) *g2p.G2P {
 }
 
 // fakeSpeak stands in for the model: 100 samples per phoneme token, in
-// two pieces (the first within firstTokens tokens) when firstTokens asks
-// for a streamed first piece of a longer chunk.
-func fakeSpeak(_ context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
+// two pieces (the first within sm.FirstTokens tokens) when sm asks for a
+// streamed first piece of a longer chunk.
+func fakeSpeak(_ context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.Seq2[[]float32, error] {
+	firstTokens := sm.FirstTokens
 	return func(yield func([]float32, error) bool) {
 		if len(c.IDs) < 3 {
 			yield(nil, errors.New("empty chunk"))
@@ -82,11 +83,12 @@ func TestPipelineStreamsLongText(t *testing.T) {
 
 func TestPipelineFirstChunkSplit(t *testing.T) {
 	front := needFrontEnd(t)
-	var pieces, firsts []int
-	speak := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
-		firsts = append(firsts, firstTokens)
+	var pieces, firsts, leads []int
+	speak := func(ctx context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.Seq2[[]float32, error] {
+		firsts = append(firsts, sm.FirstTokens)
+		leads = append(leads, sm.Lead)
 		return func(yield func([]float32, error) bool) {
-			for pcm, err := range fakeSpeak(ctx, c, firstTokens) {
+			for pcm, err := range fakeSpeak(ctx, c, sm) {
 				pieces = append(pieces, len(pcm)/100)
 				if !yield(pcm, err) {
 					return
@@ -105,6 +107,9 @@ func TestPipelineFirstChunkSplit(t *testing.T) {
 	}
 	if !slices.Equal(firsts, []int{24, 0}) || len(pieces) != 3 || pieces[0] > 24 {
 		t.Fatalf("first-piece limits %v, pieces of %v tokens; want 24 for the first sentence only, and it in two with at most 24 first", firsts, pieces)
+	}
+	if want := []int{0, 100 * (pieces[0] + pieces[1])}; !slices.Equal(leads, want) {
+		t.Fatalf("leads %v, want %v: each chunk is told the audio before it", leads, want)
 	}
 }
 
@@ -136,13 +141,13 @@ func TestPipelineBadInput(t *testing.T) {
 func TestPipelineCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	front := needFrontEnd(t)
-	slow := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
+	slow := func(ctx context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.Seq2[[]float32, error] {
 		select {
 		case <-ctx.Done():
 			return func(yield func([]float32, error) bool) { yield(nil, ctx.Err()) }
 		case <-time.After(20 * time.Millisecond):
 		}
-		return fakeSpeak(ctx, c, firstTokens)
+		return fakeSpeak(ctx, c, sm)
 	}
 	sink := func(context.Context, Audio) error { return nil }
 	text := strings.Repeat("One sentence after another. ", 200)
@@ -166,9 +171,9 @@ func TestTokens(t *testing.T) {
 	front := needFrontEnd(t)
 	ch := make(chan string)
 	spoken := make(chan string, 10)
-	speak := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
+	speak := func(ctx context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.Seq2[[]float32, error] {
 		spoken <- c.Text
-		return fakeSpeak(ctx, c, firstTokens)
+		return fakeSpeak(ctx, c, sm)
 	}
 	p, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 0, kokoro.SampleRate, Tokens(ch), func(context.Context, Audio) error { return nil })
 	if err != nil {
@@ -207,5 +212,34 @@ func TestTokens(t *testing.T) {
 	defer cancel()
 	if err := p.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want the deadline", err)
+	}
+}
+
+// TestPlaybackStall checks the gaps a real-time player would leave: none
+// while each block comes before the audio before it has played, the wait
+// otherwise, counted from the first block.
+func TestPlaybackStall(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct {
+		name   string
+		blocks [][2]int // ready at (ms after t0), audio (ms)
+		want   time.Duration
+	}{
+		{"one block", [][2]int{{300, 1000}}, 0},
+		{"each in time", [][2]int{{300, 700}, {900, 1400}, {2000, 4000}}, 0},
+		{"the paragraph before", [][2]int{{370, 710}, {2360, 10010}}, ms(2360 - 370 - 710)},
+		{"two gaps", [][2]int{{0, 100}, {200, 100}, {400, 100}}, ms(200)},
+		{"right on time", [][2]int{{0, 100}, {100, 100}}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var p playback
+			for _, b := range c.blocks {
+				p.add(t0.Add(ms(b[0])), ms(b[1]))
+			}
+			if p.stall != c.want {
+				t.Errorf("stall %v, want %v", p.stall, c.want)
+			}
+		})
 	}
 }

@@ -14,10 +14,11 @@
 //
 //	text → g2p (sentences → phonemes → ids) → Kokoro (ids → 24 kHz audio) → (resample) → your callback
 //
-// The first sentence's audio leaves in two pieces, the first after a few
+// The first sentence's audio leaves in pieces, the first after a few
 // words (Options.FirstTokens), so that audio starts after a fraction of a
-// sentence's synthesis time; later sentences are synthesised while earlier
-// ones play. A
+// sentence's synthesis time, and each later one before the audio before
+// it has played (Result.Stall measures the gaps a real-time player would
+// leave); later sentences are synthesised while earlier ones play. A
 // sentence too long for the model is cut at clauses, a word too long for
 // a chunk (a hash, a long number) into pieces; a character that still
 // does not fit is left out with a warning on the Logger.

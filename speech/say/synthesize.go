@@ -42,11 +42,12 @@ type Options struct {
 	// DefaultMaxTokens; 16 to kokoro.MaxPhonemes): longer sentences are cut
 	// at clauses. Memory and latency grow with it.
 	MaxTokens int
-	// FirstTokens streams the first sentence's audio in two pieces, the
-	// first ending at a word boundary within this many phoneme tokens, so
-	// audio starts sooner without changing how the sentence is spoken
-	// (kokoro.Model.SpeakStreamed; 0: kokoro.DefaultFirstTokens; negative:
-	// the sentence whole).
+	// FirstTokens streams the audio: the first sentence's first piece
+	// ends at a word boundary within this many phoneme tokens, so audio
+	// starts sooner, and a sentence longer than the audio before it comes
+	// in pieces that are each ready before that audio has played, without
+	// changing how a sentence is spoken (kokoro.Model.SpeakStreamed; 0:
+	// kokoro.DefaultFirstTokens; negative: every sentence whole).
 	FirstTokens int
 }
 
@@ -133,6 +134,11 @@ type Result struct {
 	// TTFA is the time to first audio: from the run's start (the text
 	// accepted) to the first block handed to the callback.
 	TTFA time.Duration
+	// Stall is how long a player that started playing the first block as
+	// it came, in real time, would have waited for audio after it: the
+	// gaps a listener hears mid-speech (0 when every block came before
+	// the audio before it had played).
+	Stall time.Duration
 	// Metrics are the pipeline's per-stage metrics.
 	Metrics pipeline.Metrics
 
@@ -224,13 +230,15 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 		return nil, fmt.Errorf("say: %w", err)
 	}
 	speed := float32(st.speed)
-	speak := func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error] {
-		return s.model.SpeakStreamed(ctx, c, st.voice, speed, firstTokens)
+	speak := func(ctx context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.Seq2[[]float32, error] {
+		return s.model.SpeakStreamed(ctx, c, st.voice, speed, sm)
 	}
 	chunker := &g2p.Chunker{G2P: front, MaxTokens: st.maxTokens, Log: s.zlog}
 	var produced atomic.Int64
+	var play playback
 	p, err := buildPipeline(chunker, speak, st.firstTokens, st.rate, text, func(_ context.Context, a Audio) error {
 		produced.Add(int64(len(a.Samples)))
+		play.add(time.Now(), time.Duration(float64(len(a.Samples))/float64(a.Rate)*float64(time.Second)))
 		return emit(a)
 	}, pipeline.Logger(s.zlog))
 	if err != nil {
@@ -246,6 +254,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 	}
 	res := &Result{Samples: produced.Load(), Rate: st.rate, Voice: st.voice.Name, Lang: st.lang.String(), Metrics: p.Metrics()}
 	res.TTFA = res.Metrics.TimeToFirstOutput()
+	res.Stall = play.stall
 	res.card = func() *scorecards.Card {
 		card := scorecards.New("say")
 		card.AddModel("kokoro", s.variant, s.weights.SHA256)
@@ -253,6 +262,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 		card.SetLabel("lang", res.Lang)
 		card.SetLabel("load_ms", fmt.Sprintf("%.0f", float64(s.loaded.Microseconds())/1000))
 		card.SetLabel("warm_ms", fmt.Sprintf("%.0f", float64(s.warmed.Microseconds())/1000))
+		card.SetLabel("stall_ms", fmt.Sprintf("%.0f", float64(res.Stall.Microseconds())/1000))
 		if s.cold {
 			card.SetLabel("ttfa_from", "pipeline start (text accepted), model loaded, not warmed (Config.Cold)")
 		} else {
@@ -268,15 +278,36 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 	return res, nil
 }
 
-// speakFunc synthesises one chunk at 24 kHz in pieces, the first ending
-// within firstTokens phoneme tokens when that is > 0 (the model's
-// SpeakStreamed with its voice and speed bound in; tests pass a
-// stand-in).
-type speakFunc func(ctx context.Context, c g2p.Chunk, firstTokens int) iter.Seq2[[]float32, error]
+// playback follows the audio of a run as a player that starts with the
+// first block and plays in real time would, to measure the gaps it would
+// leave (Result.Stall). Blocks come one at a time (the sink's goroutine).
+type playback struct {
+	end   time.Time // when the audio so far would have played out
+	stall time.Duration
+}
+
+// add counts a block of d seconds of audio ready at now.
+func (p *playback) add(now time.Time, d time.Duration) {
+	switch {
+	case p.end.IsZero():
+		p.end = now
+	case now.After(p.end):
+		p.stall += now.Sub(p.end)
+		p.end = now
+	}
+	p.end = p.end.Add(d)
+}
+
+// speakFunc synthesises one chunk at 24 kHz in the pieces sm asks for
+// (the model's SpeakStreamed with its voice and speed bound in; tests
+// pass a stand-in).
+type speakFunc func(ctx context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.Seq2[[]float32, error]
 
 // buildPipeline wires text → g2p (sentence chunks, phonemes, ids) →
-// kokoro → (resample) → sink. The first chunk's audio is streamed in two
-// pieces, the first ending within firstTokens phoneme tokens (0: whole).
+// kokoro → (resample) → sink. With firstTokens > 0 the chunks are
+// streamed (kokoro.Streaming): the first chunk's first piece ends within
+// firstTokens phoneme tokens, and a chunk longer than the audio before it
+// comes in stretches; with 0 every chunk comes whole.
 func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int, text Text, sink func(context.Context, Audio) error, opts ...pipeline.Option) (*pipeline.Pipeline, error) {
 	p := pipeline.New("say", opts...)
 	accepted := time.Now()
@@ -297,11 +328,14 @@ func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int,
 	}))
 	var offset int64
 	synth := stage.ProcessFunc[g2p.Chunk, []float32](func(ctx context.Context, f stage.Frame[g2p.Chunk], emit stage.Emit[[]float32]) error {
-		first := 0
-		if f.Payload.Index == 0 {
-			first = firstTokens
+		var sm kokoro.Streaming
+		if firstTokens > 0 {
+			sm.Lead = int(offset)
+			if f.Payload.Index == 0 {
+				sm.FirstTokens = firstTokens
+			}
 		}
-		for pcm, err := range speak(ctx, f.Payload, first) {
+		for pcm, err := range speak(ctx, f.Payload, sm) {
 			if err != nil {
 				return err
 			}
