@@ -90,7 +90,10 @@ func TestPipelineFirstChunkSplit(t *testing.T) {
 		return func(yield func([]float32, error) bool) {
 			for pcm, err := range fakeSpeak(ctx, c, sm) {
 				pieces = append(pieces, len(pcm)/100)
-				if !yield(pcm, err) {
+				// 0.4 s of audio a token: the first sentence has not
+				// played out when the second is synthesised, however
+				// slow the machine.
+				if !yield(make([]float32, 100*len(pcm)), err) {
 					return
 				}
 			}
@@ -108,7 +111,7 @@ func TestPipelineFirstChunkSplit(t *testing.T) {
 	if !slices.Equal(firsts, []int{24, 0}) || len(pieces) != 3 || pieces[0] > 24 {
 		t.Fatalf("first-piece limits %v, pieces of %v tokens; want 24 for the first sentence only, and it in two with at most 24 first", firsts, pieces)
 	}
-	if want := []int{0, 100 * (pieces[0] + pieces[1])}; !slices.Equal(leads, want) {
+	if want := []int{0, 100 * 100 * (pieces[0] + pieces[1])}; !slices.Equal(leads, want) {
 		t.Fatalf("leads %v, want %v: each chunk is told the audio before it", leads, want)
 	}
 }
@@ -241,5 +244,44 @@ func TestPlaybackStall(t *testing.T) {
 				t.Errorf("stall %v, want %v", p.stall, c.want)
 			}
 		})
+	}
+}
+
+// TestTokensAfterPlayback: a sentence whose text comes after the audio
+// before it has played out (an LLM pausing between sentences) gets a
+// first piece of its own, as the first sentence does; one that comes
+// while audio is still playing is told how much came before it.
+func TestTokensAfterPlayback(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	front := needFrontEnd(t)
+	ch := make(chan string)
+	type call struct {
+		text string
+		sm   kokoro.Streaming
+	}
+	calls := make(chan call, 10)
+	speak := func(ctx context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.Seq2[[]float32, error] {
+		calls <- call{c.Text, sm}
+		return fakeSpeak(ctx, c, sm) // 100 samples a token: a sentence plays out in a few ms
+	}
+	p, err := buildPipeline(&g2p.Chunker{G2P: front}, speak, 16, kokoro.SampleRate, Tokens(ch), func(context.Context, Audio) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(context.Background()) }()
+	for _, tok := range []string{"Hello there, my friend.", " How"} {
+		ch <- tok
+	}
+	first := <-calls
+	time.Sleep(300 * time.Millisecond) // the first sentence's 0.1 s of audio has played
+	ch <- " are you doing today, my dear old friend?"
+	close(ch)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	second := <-calls
+	if first.sm != (kokoro.Streaming{FirstTokens: 16}) || second.sm != (kokoro.Streaming{FirstTokens: 16}) {
+		t.Errorf("streaming %+v for %q, %+v for %q; want a first piece of 16 tokens for both", first.sm, first.text, second.sm, second.text)
 	}
 }

@@ -286,6 +286,10 @@ type playback struct {
 	stall time.Duration
 }
 
+// drained reports whether the audio so far would have played out by now
+// (true before the first block).
+func (p *playback) drained(now time.Time) bool { return !now.Before(p.end) }
+
 // add counts a block of d seconds of audio ready at now.
 func (p *playback) add(now time.Time, d time.Duration) {
 	switch {
@@ -305,9 +309,10 @@ type speakFunc func(ctx context.Context, c g2p.Chunk, sm kokoro.Streaming) iter.
 
 // buildPipeline wires text → g2p (sentence chunks, phonemes, ids) →
 // kokoro → (resample) → sink. With firstTokens > 0 the chunks are
-// streamed (kokoro.Streaming): the first chunk's first piece ends within
-// firstTokens phoneme tokens, and a chunk longer than the audio before it
-// comes in stretches; with 0 every chunk comes whole.
+// streamed (kokoro.Streaming): the first piece of the first chunk, and of
+// a chunk that comes after the audio before it has played out, ends
+// within firstTokens phoneme tokens, and a chunk longer than the audio
+// before it comes in stretches; with 0 every chunk comes whole.
 func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int, text Text, sink func(context.Context, Audio) error, opts ...pipeline.Option) (*pipeline.Pipeline, error) {
 	p := pipeline.New("say", opts...)
 	accepted := time.Now()
@@ -327,13 +332,18 @@ func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int,
 		return nil
 	}))
 	var offset int64
+	var play playback // the audio so far, as a player started with its first block hears it
 	synth := stage.ProcessFunc[g2p.Chunk, []float32](func(ctx context.Context, f stage.Frame[g2p.Chunk], emit stage.Emit[[]float32]) error {
 		var sm kokoro.Streaming
-		if firstTokens > 0 {
+		switch {
+		case firstTokens <= 0:
+		case play.drained(time.Now()):
+			// The first chunk, or one whose text came after the audio
+			// before it had played out (text written as it is spoken,
+			// Tokens): someone is waiting, as at the start.
+			sm.FirstTokens = firstTokens
+		default:
 			sm.Lead = int(offset)
-			if f.Payload.Index == 0 {
-				sm.FirstTokens = firstTokens
-			}
 		}
 		for pcm, err := range speak(ctx, f.Payload, sm) {
 			if err != nil {
@@ -341,6 +351,7 @@ func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int,
 			}
 			out := stage.Frame[[]float32]{Offset: offset, Rate: kokoro.SampleRate, Entered: f.Entered, Payload: pcm}
 			offset += int64(len(pcm))
+			play.add(time.Now(), time.Duration(float64(len(pcm))/kokoro.SampleRate*float64(time.Second)))
 			if err := emit(out); err != nil {
 				return err
 			}
