@@ -42,12 +42,14 @@ type Options struct {
 	// DefaultMaxTokens; 16 to kokoro.MaxPhonemes): longer sentences are cut
 	// at clauses. Memory and latency grow with it.
 	MaxTokens int
-	// FirstTokens streams the audio: the first sentence's first piece
-	// ends at a word boundary within this many phoneme tokens, so audio
-	// starts sooner, and a sentence longer than the audio before it comes
-	// in pieces that are each ready before that audio has played, without
-	// changing how a sentence is spoken (kokoro.Model.SpeakStreamed; 0:
-	// kokoro.DefaultFirstTokens; negative: every sentence whole).
+	// FirstTokens streams the audio: the first piece of the first
+	// sentence (and of one whose text comes after the audio before it has
+	// played out) ends at a word boundary within this many phoneme
+	// tokens, so audio starts sooner, and a sentence longer than the audio
+	// before it comes in pieces that are each ready before that audio has
+	// played, without changing how a sentence is spoken
+	// (kokoro.Model.SpeakStreamed; 0: kokoro.DefaultFirstTokens;
+	// negative: every sentence whole).
 	FirstTokens int
 }
 
