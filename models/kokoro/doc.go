@@ -45,7 +45,9 @@
 //     increments averaged down to the F0 rate, accumulated, interpolated
 //     back up) and its STFT, reproduced to the last bit of the export's
 //     onnxruntime arithmetic because the generator reads the phase of
-//     near-silent bins; then the decoder and the iSTFTNet generator, ending
+//     near-silent bins (on a device, which cannot reproduce it, the same
+//     as graph ops in the generator's program: generator.harmonic); then
+//     the decoder and the iSTFTNet generator, ending
 //     in the export's inverse STFT (a transposed convolution with the
 //     windowed inverse-DFT basis, n_fft 20, hop 5). The decoder's features
 //     and the generator's harmonic sources (the source spectrogram through

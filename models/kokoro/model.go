@@ -53,6 +53,11 @@ type Model struct {
 	k       *kmodel
 	vocab   int  // rows of the embedding tables
 	float32 bool // see Float32
+	// graphSource builds the generator's source on the engine's device
+	// (generator.harmonic) instead of on the host (harmonicSpectrum):
+	// on devices, which cannot reproduce the reference's rounding noise
+	// anyway and would otherwise wait for the host between two programs.
+	graphSource bool
 }
 
 // New binds weights to an engine. The weights must stay open while the
@@ -65,7 +70,7 @@ func New(eng *graph.Engine, w *Weights) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{eng: eng, w: w, k: k, vocab: k.bert.word.Shape[0]}, nil
+	return &Model{eng: eng, w: w, k: k, vocab: k.bert.word.Shape[0], graphSource: eng.Backend().Name() != "cpu"}, nil
 }
 
 // Float32 returns the model with every layer in float32 and every
@@ -155,7 +160,7 @@ func (m *Model) Forward(ctx context.Context, ids []int64, style []float32, speed
 	if err != nil {
 		return nil, err
 	}
-	if err := m.runDecoder(ctx, style, tr, nil); err != nil {
+	if err := m.runDecoder(ctx, style, tr, sourceSpan{}); err != nil {
 		return nil, err
 	}
 	return tr, nil
@@ -252,11 +257,10 @@ func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []flo
 // style, so they run side by side: the sources' long convolutions use the
 // core that the decoder's narrow ones (a few dozen frames in a streamed
 // window) and its norms leave idle. Then the generator joins them. The
-// results are the same as in one graph. har, when not nil, supplies the
-// source spectrogram of tr's frames (a stretch of a longer utterance's,
-// whose phase runs on from the utterance's start); nil computes it from
-// tr.F0.
-func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, har func() []float32) error {
+// results are the same as in one graph. span places tr's frames in a
+// longer utterance, whose harmonic source runs on from its start (the
+// zero span: tr is the utterance, or its beginning).
+func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, span sourceSpan) error {
 	dec := &m.k.decoder
 	if m.float32 {
 		dec = &m.k.decoder32
@@ -267,14 +271,22 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, har 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var spec []float32
-		if har != nil {
-			spec = har()
-		} else {
-			spec = m.sourceSpectrum(tr.F0)
-		}
 		g := graph.New()
-		harT := g.InputF32("har", graph.Shape{1, 2 * specBins, len(spec) / (2 * specBins)}, spec)
+		var harT graph.Tensor
+		switch {
+		case m.graphSource && span.f0 != nil:
+			harT = gen.harmonic(g.InputF32("f0", graph.Shape{1, len(span.f0)}, span.f0), span.lo, span.hi)
+		case m.graphSource:
+			harT = gen.harmonic(g.InputF32("f0", graph.Shape{1, len(tr.F0)}, tr.F0), 0, len(tr.F0)/2)
+		default:
+			var spec []float32
+			if span.f0 != nil {
+				spec = sourceStretch(span.host(), len(span.f0)/2, span.lo, span.hi)
+			} else {
+				spec = m.sourceSpectrum(tr.F0)
+			}
+			harT = g.InputF32("har", graph.Shape{1, 2 * specBins, len(spec) / (2 * specBins)}, spec)
+		}
 		out := gen.sources(harT, timbre(g, style))
 		if srcErr = check(out[0], out[1]); srcErr != nil {
 			return
@@ -307,6 +319,16 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, har 
 	}
 	tr.Audio = vals[0].F32()
 	return nil
+}
+
+// sourceSpan places a decoder window in its utterance: the utterance's
+// F0 curve (nil: the window is the utterance or its beginning), the
+// window's frames [lo, hi) in it, and the utterance's host source
+// spectrogram, computed once for all its windows.
+type sourceSpan struct {
+	f0     []float32
+	lo, hi int
+	host   func() []float32
 }
 
 // sourceSpectrum is the generator's source spectrogram of the F0 curve
@@ -361,7 +383,7 @@ func (m *Model) Warm(ctx context.Context) error {
 	go func() {
 		defer close(done)
 		F := len(warmIDs)
-		decErr = m.runDecoder(ctx, style, &Trace{F0: make([]float32, 2*F), N: make([]float32, 2*F), ASR: make([]float32, hiddenDim*F)}, nil)
+		decErr = m.runDecoder(ctx, style, &Trace{F0: make([]float32, 2*F), N: make([]float32, 2*F), ASR: make([]float32, hiddenDim*F)}, sourceSpan{})
 	}()
 	_, err := m.warmTrace(ctx)
 	<-done

@@ -111,7 +111,7 @@ func (m *Model) streamed(ctx context.Context, ids []int64, style []float32, spee
 		}
 		joins := planJoins(ids, tr.Durations, s)
 		if len(joins) == 0 {
-			if err := m.runDecoder(ctx, style, tr, nil); err != nil {
+			if err := m.runDecoder(ctx, style, tr, sourceSpan{}); err != nil {
 				yield(nil, err)
 				return
 			}
@@ -132,11 +132,11 @@ func (m *Model) streamed(ctx context.Context, ids []int64, style []float32, spee
 			}
 			lo, hi := max(0, a-contextFrames), min(total, b+contextFrames)
 			win := tr.window(lo, hi)
-			var har func() []float32
+			var span sourceSpan
 			if lo > 0 {
-				har = func() []float32 { return sourceStretch(whole(), total, lo, hi) }
+				span = sourceSpan{f0: tr.F0, lo: lo, hi: hi, host: whole}
 			}
-			if err := m.runDecoder(ctx, style, win, har); err != nil {
+			if err := m.runDecoder(ctx, style, win, span); err != nil {
 				yield(nil, err)
 				return
 			}

@@ -59,7 +59,7 @@ func BenchmarkFirstAudio(b *testing.B) {
 		if !ok {
 			b.Fatal("the paragraph is not streamed")
 		}
-		if err := m.runDecoder(ctx, style, tr.window(0, min(frames(tr.Durations), join+contextFrames)), nil); err != nil {
+		if err := m.runDecoder(ctx, style, tr.window(0, min(frames(tr.Durations), join+contextFrames)), sourceSpan{}); err != nil {
 			b.Fatal(err)
 		}
 		return t1.Sub(t0), t2.Sub(t1), time.Since(t2)
