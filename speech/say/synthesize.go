@@ -240,7 +240,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text Text, o Options, emit
 	var play playback
 	p, err := buildPipeline(chunker, speak, st.firstTokens, st.rate, text, func(_ context.Context, a Audio) error {
 		produced.Add(int64(len(a.Samples)))
-		play.add(time.Now(), time.Duration(float64(len(a.Samples))/float64(a.Rate)*float64(time.Second)))
+		play.add(time.Now(), audioDuration(len(a.Samples), a.Rate))
 		return emit(a)
 	}, pipeline.Logger(s.zlog))
 	if err != nil {
@@ -291,6 +291,11 @@ type playback struct {
 // drained reports whether the audio so far would have played out by now
 // (true before the first block).
 func (p *playback) drained(now time.Time) bool { return !now.Before(p.end) }
+
+// audioDuration is how long n samples at rate Hz play.
+func audioDuration(n, rate int) time.Duration {
+	return time.Duration(float64(n) / float64(rate) * float64(time.Second))
+}
 
 // add counts a block of d seconds of audio ready at now.
 func (p *playback) add(now time.Time, d time.Duration) {
@@ -353,7 +358,7 @@ func buildPipeline(chunker *g2p.Chunker, speak speakFunc, firstTokens, rate int,
 			}
 			out := stage.Frame[[]float32]{Offset: offset, Rate: kokoro.SampleRate, Entered: f.Entered, Payload: pcm}
 			offset += int64(len(pcm))
-			play.add(time.Now(), time.Duration(float64(len(pcm))/kokoro.SampleRate*float64(time.Second)))
+			play.add(time.Now(), audioDuration(len(pcm), kokoro.SampleRate))
 			if err := emit(out); err != nil {
 				return err
 			}
