@@ -540,17 +540,23 @@ func artifactFor(t testing.TB, id string) (*weights.Artifact, bool) {
 // paragraph. So the gates are the CPU's: identical durations; F0, energy
 // and aligned text features within 1e-3 (relative L2) in f32, 1e-2 with
 // f16 products; log-spectral RMS within the int8 golden bound (0.35) in
-// f32 and 0.5 with f16 products. Waveform Pearson is reported.
+// f32 and 0.5 with f16 products. The waveform is compared with the CPU's
+// at the devices' graph source (kokoro.Model.GraphSource), where neither
+// side reproduces the reference's FFT noise: Pearson ≥ 0.999 in f32, the
+// issue's bar; against the CPU's default host source it is reported.
 func TestGPUKokoro(t *testing.T) {
 	ctx := context.Background()
 	gpus := []*cuda.Backend{gpu(t, kernels.F32), gpu(t, kernels.F16)}
 	a, w, ids, style := gpuKokoro(t)
-	run := func(b kernels.Backend) (*kokoro.Trace, time.Duration, time.Duration) {
+	run := func(b kernels.Backend, graphSource bool) (*kokoro.Trace, time.Duration, time.Duration) {
 		m, err := kokoro.New(graph.NewEngine(b), w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m = m.Float32()
+		if graphSource {
+			m = m.GraphSource()
+		}
 		if _, err := m.Forward(ctx, ids, style, 1); err != nil { // cold: compiles
 			t.Fatal(err)
 		}
@@ -570,11 +576,16 @@ func TestGPUKokoro(t *testing.T) {
 		}
 		return tr, warm, time.Since(start)
 	}
-	want, cpuTime, _ := run(cpu.New())
+	want, cpuTime, _ := run(cpu.New(), false)
+	// The devices build the generator's source as graph ops; the CPU's
+	// default reproduces the reference's FFT rounding noise instead (see
+	// kokoro.Model.GraphSource), so the waveforms compare at the CPU's
+	// graph source: the same arithmetic in another order.
+	same, _, _ := run(cpu.New(), true)
 	t.Logf("weights: %s; CPU: %d samples in %v", a.ID, len(want.Audio), cpuTime)
 	for _, b := range gpus {
 		prec := b.Precision()
-		got, warm, first := run(b)
+		got, warm, first := run(b, false)
 		if !slices.Equal(got.Durations, want.Durations) {
 			t.Errorf("%s: durations differ from the CPU's", prec)
 			continue
@@ -585,8 +596,12 @@ func TestGPUKokoro(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: paragraph in %v (RTF %.4f), first 16-token piece in %v; against the CPU: F0 %.1e, N %.1e, ASR %.1e (rel L2), log-spectral RMS %.4f, waveform Pearson %.4f",
-			b.Device(), warm, warm.Seconds()/audio, first, f0, n, asr, ls, signalcmp.Pearson(got.Audio, want.Audio))
+		pearson := signalcmp.Pearson(got.Audio, same.Audio)
+		t.Logf("%s: paragraph in %v (RTF %.4f), first 16-token piece in %v; against the CPU: F0 %.1e, N %.1e, ASR %.1e (rel L2), log-spectral RMS %.4f; waveform Pearson %.5f against the CPU's graph source (%.4f against its host source)",
+			b.Device(), warm, warm.Seconds()/audio, first, f0, n, asr, ls, pearson, signalcmp.Pearson(got.Audio, want.Audio))
+		if prec == kernels.F32 && !(pearson >= 0.999) {
+			t.Errorf("%s: waveform Pearson %.5f against the CPU with the same (graph) source, want ≥ 0.999", prec, pearson)
+		}
 		stageTol, specTol := 1e-3, 0.35
 		if prec != kernels.F32 {
 			stageTol, specTol = 1e-2, 0.5

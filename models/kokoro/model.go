@@ -96,6 +96,19 @@ func (m *Model) Float32() *Model {
 	return &c
 }
 
+// GraphSource returns the model with the generator's harmonic source and
+// its STFT built as graph ops on the engine's backend (generator.harmonic),
+// as New sets it for every backend but the CPU. The CPU's default, the
+// host source, reproduces the reference's FFT rounding noise, whose sign
+// decides the phase of bins that are zero in exact arithmetic; no device
+// reproduces it, so a device is compared with the CPU at this setting,
+// where both compute the same exact transform.
+func (m *Model) GraphSource() *Model {
+	c := *m
+	c.graphSource = true
+	return &c
+}
+
 // Weights returns the model's weights.
 func (m *Model) Weights() *Weights { return m.w }
 

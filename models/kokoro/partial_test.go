@@ -22,8 +22,7 @@ func TestPartialBackend(t *testing.T) {
 		t.Skip("synthesis takes seconds")
 	}
 	ctx := context.Background()
-	ref := *loadTestModel(t)
-	ref.graphSource = true // as New sets it for any backend but the CPU
+	ref := loadTestModel(t).GraphSource() // as New sets it for any backend but the CPU
 	g := loadGolden(t, "hello_af_heart")
 	want, err := ref.Synthesize(ctx, g.ids, g.style, g.speed)
 	if err != nil {

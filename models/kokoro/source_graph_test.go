@@ -77,9 +77,7 @@ func TestGraphSource(t *testing.T) {
 				}
 			}
 
-			gm := *m
-			gm.graphSource = true
-			got, err := gm.Forward(ctx, g.ids, g.style, g.speed)
+			got, err := m.GraphSource().Forward(ctx, g.ids, g.style, g.speed)
 			if err != nil {
 				t.Fatal(err)
 			}
