@@ -767,15 +767,17 @@ __device__ __forceinline__ void attention_fa_run(const AttnArgs& a, const unsign
 	}
 }
 
-// attention_fa runs the block's groups of W warps (blockDim.x / 32W of
-// them) over equal runs of the key tiles for the same 16·W query rows,
-// then combines their partial rows through shared memory: group 0 weighs
-// each group's output and sum by the exponential of its maximum's distance
-// from the largest, as forge_attention_combine does between blocks, and
-// stores the result. One group is the kernel as it was.
-template <int W, bool BF>
+// attention_fa runs the block's G groups of W warps (G·32W threads) over
+// equal runs of the key tiles for the same 16·W query rows, then combines
+// their partial rows through shared memory: group 0 weighs each group's
+// output and sum by the exponential of its maximum's distance from the
+// largest, as forge_attention_combine does between blocks, and stores the
+// result. One group is the kernel as it was; G is a template argument so
+// that its kernel has none of the combine's code.
+template <int W, int G, bool BF>
 __device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned short* kh, int sp, unsigned short* smem) {
-	const int groups = blockDim.x / (32 * W), grp = threadIdx.x / (32 * W);
+	constexpr int groups = G;
+	const int grp = threadIdx.x / (32 * W);
 	int warp = (threadIdx.x >> 5) % W, lane = threadIdx.x & 31;
 	int g = lane >> 2, q4 = lane & 3;
 	int row0 = blockIdx.x * 16 * W + warp * 16;
@@ -833,8 +835,8 @@ __device__ __forceinline__ void attention_fa(const AttnArgs& a, const unsigned s
 
 extern "C" __global__ void __launch_bounds__(128, 3) forge_attention_fa(AttnArgs a, const unsigned short* kh, int sp, int bf16) {
 	__shared__ __align__(16) unsigned short smem[FA_GROUP];
-	if (bf16) attention_fa<4, true>(a, kh, sp, smem);
-	else attention_fa<4, false>(a, kh, sp, smem);
+	if (bf16) attention_fa<4, 1, true>(a, kh, sp, smem);
+	else attention_fa<4, 1, false>(a, kh, sp, smem);
 }
 
 // forge_attention_fa_split is forge_attention_fa for grids of too few
@@ -847,8 +849,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) forge_attention_fa(AttnArgs
 #define FA_SPLIT_SHARED (2 * FA_GROUP * 2)
 extern "C" __global__ void __launch_bounds__(192, 2) forge_attention_fa_split(AttnArgs a, const unsigned short* kh, int sp, int bf16) {
 	extern __shared__ __align__(16) unsigned short fa_smem[];
-	if (bf16) attention_fa<3, true>(a, kh, sp, fa_smem);
-	else attention_fa<3, false>(a, kh, sp, fa_smem);
+	if (bf16) attention_fa<3, 2, true>(a, kh, sp, fa_smem);
+	else attention_fa<3, 2, false>(a, kh, sp, fa_smem);
 }
 
 // forge_attention_tc is forge_attention for heads of d = dv = 64 with the
