@@ -532,18 +532,21 @@ func artifactFor(t testing.TB, id string) (*weights.Artifact, bool) {
 }
 
 // TestGPUKokoro: Kokoro on the GPU (f32 and f16 products) against the CPU
-// on the same weights, for the benchmark paragraph. The harmonic source
-// integrates F0 over ~10⁵ radians and feeds its STFT phase to the
-// generator, so any change of arithmetic order moves the phase and with it
-// the waveform and its fine spectrum: the CPU's own two SGEMM paths (Go and
-// OpenBLAS) differ by Pearson 0.927 and log-spectral RMS 0.275 on this
-// paragraph. So the gates are the CPU's: identical durations; F0, energy
+// on the same weights, for the benchmark paragraph. The generator reads
+// its harmonic source's STFT phase as a number, so a change of arithmetic
+// order that flips a phase between +π and −π moves the waveform: with the
+// CPU's default host source, which reproduces onnxruntime's float32
+// rounding, the CPU's own two SGEMM paths (Go and OpenBLAS) differ by
+// Pearson 0.865 and log-spectral RMS 0.277 on this paragraph; with the
+// graph source the devices use, 0.9994 and 0.047 (see
+// kokoro.Model.GraphSource). The gates: identical durations; F0, energy
 // and aligned text features within 1e-3 (relative L2) in f32, 1e-2 with
 // f16 products; log-spectral RMS within the int8 golden bound (0.35) in
 // f32 and 0.5 with f16 products. The waveform is compared with the CPU's
 // at the devices' graph source (kokoro.Model.GraphSource), where neither
-// side reproduces the reference's FFT noise: Pearson ≥ 0.999 in f32, the
-// issue's bar; against the CPU's default host source it is reported.
+// side reproduces the reference's FFT noise: there, besides the log-spectral
+// bound, Pearson ≥ 0.999 in f32, the bar. Against the CPU's
+// default host source both are reported.
 func TestGPUKokoro(t *testing.T) {
 	ctx := context.Background()
 	gpus := []*cuda.Backend{gpu(t, kernels.F32), gpu(t, kernels.F16)}
@@ -592,13 +595,17 @@ func TestGPUKokoro(t *testing.T) {
 		}
 		audio := float64(len(got.Audio)) / kokoro.SampleRate
 		f0, n, asr := signalcmp.RelL2(got.F0, want.F0), signalcmp.RelL2(got.N, want.N), signalcmp.RelL2(got.ASR, want.ASR)
-		ls, err := signalcmp.LogSpectralRMS(got.Audio, want.Audio)
+		ls, err := signalcmp.LogSpectralRMS(got.Audio, same.Audio)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pearson := signalcmp.Pearson(got.Audio, same.Audio)
-		t.Logf("%s: paragraph in %v (RTF %.4f), first 16-token piece in %v; against the CPU: F0 %.1e, N %.1e, ASR %.1e (rel L2), log-spectral RMS %.4f; waveform Pearson %.5f against the CPU's graph source (%.4f against its host source)",
-			b.Device(), warm, warm.Seconds()/audio, first, f0, n, asr, ls, pearson, signalcmp.Pearson(got.Audio, want.Audio))
+		lsHost, err := signalcmp.LogSpectralRMS(got.Audio, want.Audio)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: paragraph in %v (RTF %.4f), first 16-token piece in %v; against the CPU: F0 %.1e, N %.1e, ASR %.1e (rel L2); waveform against the CPU's graph source: log-spectral RMS %.4f, Pearson %.5f (against its host source: %.4f, %.4f)",
+			b.Device(), warm, warm.Seconds()/audio, first, f0, n, asr, ls, pearson, lsHost, signalcmp.Pearson(got.Audio, want.Audio))
 		if prec == kernels.F32 && !(pearson >= 0.999) {
 			t.Errorf("%s: waveform Pearson %.5f against the CPU with the same (graph) source, want ≥ 0.999", prec, pearson)
 		}

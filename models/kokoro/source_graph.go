@@ -15,15 +15,20 @@ import (
 // source spectrogram of its frames [lo, hi), [1, 22, 120·(hi−lo)+1], whose
 // phase runs on from the chunk's start.
 //
-// The arithmetic is the module's, not onnxruntime's: the STFT is an exact
-// DFT (a strided convolution with the windowed basis), so bins that are
-// zero in exact arithmetic get the phase the export's formula gives zero
-// (0, or −π where the real part is negative) rather than the sign of
-// onnxruntime's rounding noise. The generator reads those phases; on the
-// CPU that moves the goldens' waveform to Pearson 0.93 (log-spectral RMS
-// 0.26–0.29, reports/2026-12-07-kokoro-cpu.md), which is why the CPU keeps
-// harmonicSpectrum. A device misses the noise either way: an F0 that
-// differs in its last bits flips the same signs.
+// The arithmetic is the module's, not onnxruntime's. The STFT is an exact
+// DFT (a strided convolution with the windowed basis), and bins that are
+// zero in exact arithmetic (see quietBin) get the phase the export's
+// formula gives zero (0, or −π where the real part is negative) rather
+// than the sign of onnxruntime's rounding noise; the running phase is kept
+// below a turn (see wrappedCumsum) rather than rounded as a float32 sum of
+// thousands of turns. The generator reads those phases; on the CPU that
+// moves the goldens' waveform to Pearson 0.94 (log-spectral RMS
+// 0.26–0.28, reports/2026-12-07-kokoro-cpu.md), which is why the CPU keeps
+// harmonicSpectrum. A device cannot reproduce the noise: an F0 that
+// differs in its last bits flips the same signs. What this arithmetic buys
+// is a source that another summation order barely moves: the benchmark
+// paragraph's waveform between the CPU's Go and OpenBLAS product paths is
+// at Pearson 0.9994 with it, 0.865 with the host's (TestGraphSourceStable).
 func (m *generator) harmonic(f0 graph.Tensor, lo, hi int) graph.Tensor {
 	g := f0.Graph()
 	n2 := f0.Dim(1)
@@ -32,21 +37,32 @@ func (m *generator) harmonic(f0 graph.Tensor, lo, hi int) graph.Tensor {
 	// SineGen: each harmonic's phase increment per sample, in turns
 	// modulo 1, constant over an F0 value's 300 samples; averaged down to
 	// the F0 rate it is that constant, which is summed there and brought
-	// back up by linear interpolation (half-pixel centres).
+	// back up by linear interpolation (half-pixel centres). The export sums
+	// the turns themselves, up to ~10⁴ for a 10-s chunk's ninth harmonic,
+	// where a float32 ulp is ~10⁻² rad, and an ulp moved by another
+	// summation order moves the STFT phase's wraps from +π to −π (see
+	// wrappedCumsum); only the sum's fraction matters, so it is kept
+	// below a turn.
 	mult := make([]float32, harmonics)
 	for h := range mult {
 		mult[h] = float32(h+1) / SampleRate
 	}
 	rad := f0.Unsqueeze(1).Mul(g.ConstF32(graph.Shape{1, harmonics, 1}, mult)) // [1, 9, n2]
 	rad = rad.Sub(rad.Floor())
-	phase := rad.Cumsum(2, false, false).MulScalar(2 * math.Pi * sourceScale)
+	step := rad.MulScalar(sourceScale) // turns over one F0 value's samples
+	turns := wrappedCumsum(step.Sub(step.Floor()))
+	next := step // the next F0 value's turns, 0 past the last
+	if n2 > 1 {
+		next = step.Narrow(2, 1, n2-1).Pad1d(kernels.PadConstant, 0, 1)
+	} else {
+		next = next.MulScalar(0)
+	}
 	at := g.Arange(0.5/sourceScale-0.5, 1.0/sourceScale, samples, graph.F32).Clamp(0, float64(n2-1))
 	x1 := at.Floor()
 	frac := at.Sub(x1)
 	i1 := x1.Cast(graph.I64)
-	i2 := x1.AddScalar(1).Clamp(0, float64(n2-1)).Cast(graph.I64)
-	p1, p2 := phase.Gather(2, i1), phase.Gather(2, i2) // [1, 9, samples]
-	up := p1.Add(p2.Sub(p1).Mul(frac))
+	up := turns.Gather(2, i1).Add(next.Gather(2, i1).Mul(frac)) // [1, 9, samples]
+	up = up.Sub(up.Floor()).MulScalar(2 * math.Pi)
 
 	// The sines where the F0 is voiced, merged by l_linear and tanh.
 	voiced := f0.Unsqueeze(2).Expand(graph.Shape{1, n2, sourceScale}).Reshape(1, 1, samples).Gt(g.Scalar(voicedThreshold, graph.F32))
@@ -58,18 +74,66 @@ func (m *generator) harmonic(f0 graph.Tensor, lo, hi int) graph.Tensor {
 	basis := make([]float32, 2*specBins*nFFT)
 	for k := range specBins {
 		for i := range nFFT {
-			a := 2 * math.Pi * float64(k*i) / nFFT
-			basis[k*nFFT+i] = float32(float64(win[i]) * math.Cos(a))
-			basis[(specBins+k)*nFFT+i] = float32(-float64(win[i]) * math.Sin(a))
+			basis[k*nFFT+i], basis[(specBins+k)*nFFT+i] = dftTerm(win[i], k, i)
 		}
 	}
-	spec := src.Reshape(1, 1, samples).Pad1d(kernels.PadReflect, nFFT/2, nFFT/2).
-		Conv1d(g.ConstF32(graph.Shape{2 * specBins, 1, nFFT}, basis), graph.Tensor{}, graph.ConvOpts{Stride: hop}) // [1, 22, samples/hop+1]
+	x := src.Reshape(1, 1, samples).Pad1d(kernels.PadReflect, nFFT/2, nFFT/2)
+	spec := x.Conv1d(g.ConstF32(graph.Shape{2 * specBins, 1, nFFT}, basis), graph.Tensor{}, graph.ConvOpts{Stride: hop}) // [1, 22, samples/hop+1]
+	// A component within rounding of zero is zero: see quietBin.
+	scale := x.Abs().Conv1d(g.ConstF32(graph.Shape{1, 1, nFFT}, win[:]), graph.Tensor{}, graph.ConvOpts{Stride: hop}) // Σ|x·w| a frame
+	spec = graph.Where(spec.Abs().Le(scale.MulScalar(quietBin)), g.Scalar(0, graph.F32), spec)
 	per := SamplesPerFrame / hop
 	spec = spec.Narrow(2, lo*per, (hi-lo)*per+1)
 	re, im := spec.Narrow(1, 0, specBins), spec.Narrow(1, specBins, specBins)
 	mag := re.Mul(re).Add(im.Mul(im)).Sqrt()
 	return graph.Concat(1, mag, exportAngle(re, im))
+}
+
+// wrappedCumsum is the inclusive cumulative sum along the last axis of x
+// [1, H, n] (values in [0, 1)) modulo 1, summed in blocks of about √n so
+// that no partial sum exceeds about √n: within ~10⁻⁵ of a turn where a
+// plain float32 cumsum of 10⁴ turns is within 10⁻³.
+func wrappedCumsum(x graph.Tensor) graph.Tensor {
+	h, n := x.Dim(1), x.Dim(2)
+	b := int(math.Ceil(math.Sqrt(float64(n))))
+	nb := (n + b - 1) / b
+	if pad := nb*b - n; pad > 0 {
+		x = x.Pad1d(kernels.PadConstant, 0, pad)
+	}
+	local := x.Reshape(1, h, nb, b).Cumsum(3, false, false) // < b
+	sums := local.Narrow(3, b-1, 1)
+	sums = sums.Sub(sums.Floor())
+	off := sums.Cumsum(2, true, false) // < nb
+	c := local.Add(off.Sub(off.Floor()))
+	return c.Sub(c.Floor()).Reshape(1, h, nb*b).Narrow(2, 0, n)
+}
+
+// quietBin bounds, relative to a frame's Σ|x·w|, the components of its
+// DFT taken as zero. Bins that are zero in exact arithmetic (every bin
+// above the first of a constant frame, as SineGen's unvoiced stretches
+// are: tanh of l_linear's bias) come out of the float32 sums as rounding
+// noise, about 1e-7 of that sum, and the export's angle turns the noise's
+// sign into a phase of 0, ±π/2 or ±π, which the generator reads: any
+// change of summation order (a GPU's, another BLAS's) flipped them, and
+// with them the waveform (the benchmark paragraph: Pearson 0.93 between
+// two CPU product paths). Taken as zero they get the formula's phase for
+// zero, as the module's exact arithmetic would. A genuine component this
+// small is rare and its phase is the one its larger partner gives.
+const quietBin = 1e-5
+
+// dftTerm returns the real and imaginary DFT basis terms of bin k at point
+// i, windowed by w, with the zeros of the sine and cosine (multiples of
+// π, odd multiples of π/2) exact.
+func dftTerm(w float32, k, i int) (re, im float32) {
+	a := 2 * math.Pi * float64(k*i) / nFFT
+	c, s := math.Cos(a), math.Sin(a)
+	if (2*k*i)%nFFT == 0 {
+		s = 0
+	}
+	if (4*k*i)%nFFT == 0 && (4*k*i/nFFT)%2 == 1 {
+		c = 0
+	}
+	return float32(float64(w) * c), float32(-float64(w) * s)
 }
 
 // exportAngle is exportPhase on tensors: atan(im/re), moved by ±π where

@@ -3,6 +3,7 @@ package kokoro
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
@@ -12,13 +13,13 @@ import (
 // TestGraphSource checks the devices' source spectrogram
 // (generator.harmonic) against the host's (harmonicSpectrum) on the
 // golden sentences' F0 curves, on the CPU: relative L2 ≤ 1e-2 taken as
-// complex numbers (measured 1.0–4.7e-3: the running phase rounds in
-// another order, and quiet bins get the formula's phase rather than the
-// sign of onnxruntime's rounding noise, by design, which counts by their
-// magnitude); a window's spectrogram is the whole curve's, cut. The
+// complex numbers (measured 1.1–6.3e-3: the running phase is kept below
+// a turn where the host reproduces the export's float32 sum, and quiet
+// bins get the formula's phase rather than the sign of onnxruntime's
+// rounding noise, by design, which counts by their magnitude); a window's spectrogram is the whole curve's, cut. The
 // model with it still speaks the golden sentences as the reference does:
 // the same length, log-spectral RMS ≤ 0.35 (the int8 artifact's bar);
-// its waveform Pearson is logged (0.94–0.95, the host's 0.996–0.998: the
+// its waveform Pearson is logged (0.938–0.946, the host's 0.996–0.998: the
 // phase noise, see generator.harmonic).
 func TestGraphSource(t *testing.T) {
 	ctx := context.Background()
@@ -90,5 +91,56 @@ func TestGraphSource(t *testing.T) {
 				t.Errorf("log-spectral RMS %.3f > 0.35", ls)
 			}
 		})
+	}
+}
+
+// TestGraphSourceStable: the devices' source spectrogram must not hinge on
+// the last bits of F0, since a GPU's F0 differs from the CPU's there
+// (relative L2 ~2e-6 in f32). The generator reads the STFT phase as a
+// number, so a phase that wraps at +π in one run and −π in the other, or
+// a rounding-noise bin whose sign flips, moves the waveform. A smooth 10-s
+// F0 contour with unvoiced gaps, scaled by 1 + 1e-6·N(0,1) per value: at
+// most 1 in 10³ phases may move by more than 1 rad. Measured: 3.4e-4,
+// the phases that really cross ±π (or a DC that crosses zero) for that
+// change of F0; 2.2e-2 when the export's sum of turns ran in float32 up to
+// ~10⁴ and rounding-noise bins kept their sign's phase.
+func TestGraphSourceStable(t *testing.T) {
+	ctx := context.Background()
+	m := loadTestModel(t)
+	gen := &m.k.decoder.generator
+	const frames = 400 // 10 s
+	f0 := make([]float32, 2*frames)
+	for i := range f0 {
+		s := float64(i) / 80 // seconds
+		if math.Mod(s, 2) < 1.7 {
+			f0[i] = float32(150 + 40*math.Sin(2*math.Pi*s/1.3) + 15*math.Sin(2*math.Pi*s*3.1))
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	moved := make([]float32, len(f0))
+	for i, v := range f0 {
+		moved[i] = v * float32(1+1e-6*r.NormFloat64())
+	}
+	spec := func(f0 []float32) []float32 {
+		g := graph.New()
+		out := gen.harmonic(g.InputF32("f0", graph.Shape{1, len(f0)}, f0), 0, frames)
+		v, err := m.eng.Eval(ctx, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0].F32()
+	}
+	a, b := spec(f0), spec(moved)
+	half := len(a) / 2
+	flips := 0
+	for i := half; i < len(a); i++ {
+		if d := math.Abs(float64(a[i] - b[i])); d > 1 {
+			flips++
+		}
+	}
+	rate := float64(flips) / float64(half)
+	t.Logf("%d of %d phases moved by more than 1 rad (%.1e)", flips, half, rate)
+	if !(rate <= 1e-3) {
+		t.Errorf("%.1e of the phases moved by more than 1 rad for a 1e-6 change of F0, want ≤ 1e-3", rate)
 	}
 }
