@@ -23,3 +23,23 @@ func TestFASplits(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupSplits: the blocks a group norm gives each group (groupSplits).
+func TestGroupSplits(t *testing.T) {
+	for _, c := range []struct {
+		groups int
+		size   int64
+		want   int
+	}{
+		{128, 47761, 8},    // Kokoro's generator, 128 channels: 1,024 blocks
+		{256, 7960, 4},     // 256 channels at 7,960 frames
+		{8, 6000, 3},       // short groups: at least 2,048 values a block
+		{2, 200, 1},        // a small norm keeps forge_group_norm
+		{1024, 1 << 20, 1}, // the groups alone fill the device
+		{1, 1 << 30, 1024},
+	} {
+		if got := groupSplits(c.groups, c.size); got != c.want {
+			t.Errorf("groupSplits(%d groups of %d) = %d, want %d", c.groups, c.size, got, c.want)
+		}
+	}
+}

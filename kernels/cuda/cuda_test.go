@@ -290,6 +290,33 @@ func TestLayerNormRows(t *testing.T) {
 	}
 }
 
+// TestGroupNormSplit: group norms whose groups alone would leave the GPU
+// idle run as two kernels, a group's chunks summed by several blocks
+// (forge_group_stats, forge_group_apply); Kokoro's instance norms over
+// 47,761 frames, groups of two channels, and a small norm that keeps
+// forge_group_norm, against the CPU within float32 rounding (relative L2
+// ≤ 1e-6), with and without an affine.
+func TestGroupNormSplit(t *testing.T) {
+	b := open(t, kernels.F32)
+	shapes := []struct{ n, c, l, groups int }{{1, 128, 47761, 128}, {2, 8, 3000, 4}, {1, 4, 100, 2}}
+	build := func(g *graph.Graph) []graph.Tensor {
+		var outs []graph.Tensor
+		for i, sh := range shapes {
+			x := g.ParamF32(fmt.Sprint("x", i), graph.Shape{sh.n, sh.c, sh.l}, ramp(sh.n*sh.c*sh.l, 0.37))
+			w := g.ParamF32(fmt.Sprint("w", i), graph.Shape{sh.c}, ramp(sh.c, 0.01))
+			bias := g.ParamF32(fmt.Sprint("b", i), graph.Shape{sh.c}, ramp(sh.c, 0.02))
+			outs = append(outs, x.GroupNorm(sh.groups, w, bias, 1e-5), x.AddScalar(3).GroupNorm(sh.groups, graph.Tensor{}, graph.Tensor{}, 1e-5))
+		}
+		return outs
+	}
+	want, got := onCPUAndGPU(t, b, build)
+	for i := range want {
+		if rel := signalcmp.RelL2(got[i].F32(), want[i].F32()); !(rel <= 1e-6) {
+			t.Errorf("output %d %v differs from the CPU (relative L2 %g)", i, want[i].Shape, rel)
+		}
+	}
+}
+
 // TestLinearQRows: int8 weight-only products of 1 to 40 rows, uint8 and
 // int8 weights, against the CPU within float32 rounding (relative L2 ≤
 // 1e-6). From linearQGEMMRows rows a constant weight runs dequantized

@@ -72,7 +72,7 @@ type fixedProgram struct {
 // compiles them at the same time.
 var fixedPrograms = []fixedProgram{
 	{"kernels.cu", commonSource + kernelsSource, []string{
-		"forge_softmax", "forge_layer_norm", "forge_layer_norm_warp", "forge_group_norm",
+		"forge_softmax", "forge_layer_norm", "forge_layer_norm_warp", "forge_group_norm", "forge_group_stats", "forge_group_apply",
 		"forge_linear_q", "forge_gather", "forge_slice_update", "forge_repeat_interleave",
 		"forge_pad", "forge_cumsum", "forge_conv1d", "forge_conv_transpose1d", "forge_lstm",
 		"forge_dynamic_quantize", "forge_matmul_integer", "forge_conv_integer1d",

@@ -81,7 +81,16 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		if N*C == 0 || L == 0 {
 			return nil
 		}
-		return q.run("forge_group_norm", uint32(N*a.Groups), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I32(int32(N)).I32(int32(C)).I64(L).I32(int32(a.Groups)).F32(a.Eps))
+		groups := N * a.Groups
+		S := groupSplits(groups, int64(C/a.Groups)*L)
+		if S == 1 {
+			return q.run("forge_group_norm", uint32(groups), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I32(int32(N)).I32(int32(C)).I64(L).I32(int32(a.Groups)).F32(a.Eps))
+		}
+		part := q.scratch.ptr
+		if err := q.run("forge_group_stats", uint32(groups*S), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(part).I32(int32(C)).I64(L).I32(int32(a.Groups)).I32(int32(S))); err != nil {
+			return err
+		}
+		return q.run("forge_group_apply", uint32(groups*S), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(part).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I32(int32(C)).I64(L).I32(int32(a.Groups)).I32(int32(S)).F32(a.Eps))
 	case kernels.OpAttention:
 		return q.attention(s, bufs, true)
 	case kernels.OpLinearQ:
@@ -746,6 +755,15 @@ const lstmSharedMax = 48<<10 - (2*8*4*lstmUnits+4*lstmUnits)*4
 // scratchBytes is the per-queue workspace a step needs: half-precision
 // copies of a product's operands, a convolution's columns.
 func scratchBytes(s *kernels.Step, b *Backend) int {
+	if s.Op == kernels.OpGroupNorm && len(s.In) > 0 && len(s.In[0].Shape) >= 2 {
+		if a, ok := s.Attr.(kernels.NormAttr); ok && a.Groups > 0 {
+			x := s.In[0]
+			groups := x.Shape[0] * a.Groups
+			if S := groupSplits(groups, int64(x.Len()/max(groups, 1))); S > 1 {
+				return groups * S * 16 // forge_group_stats's partial sums
+			}
+		}
+	}
 	if s.Op == kernels.OpMatMul && b.precision != kernels.F32 && len(s.In) >= 2 && len(s.Out) == 1 {
 		return matmulScratch(s)
 	}
@@ -772,6 +790,17 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 		}
 	}
 	return 0
+}
+
+// groupSplits is how many blocks share each of a group norm's groups of
+// size values: one (forge_group_norm) where the groups alone fill the
+// device, else enough for about 1,024 blocks (eight an SM on an H100) of
+// at least 2,048 values each (forge_group_stats, forge_group_apply).
+func groupSplits(groups int, size int64) int {
+	if groups <= 0 || groups >= 1024 {
+		return 1
+	}
+	return int(max(1, min((size+2047)/2048, int64((1024+groups-1)/groups))))
 }
 
 // maxCols bounds a convolution's column workspace: longer outputs run in
