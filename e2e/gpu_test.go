@@ -444,28 +444,31 @@ func BenchmarkGPUKokoro(b *testing.B) {
 }
 
 // TestGPUProfileKokoro logs where Kokoro's device time goes for the
-// benchmark paragraph, model warm (with FORGE_CUDA_PROFILE set).
+// benchmark paragraph, model warm, with f32 and with f16 products (with
+// FORGE_CUDA_PROFILE set).
 func TestGPUProfileKokoro(t *testing.T) {
 	if os.Getenv("FORGE_CUDA_PROFILE") == "" {
 		t.Skip("SKIPPED: set FORGE_CUDA_PROFILE=1 to profile the GPU backend")
 	}
 	ctx := context.Background()
-	b := gpu(t, kernels.F32)
 	_, w, ids, _ := gpuKokoro(t)
-	m, err := kokoro.New(graph.NewEngine(b), w)
-	if err != nil {
-		t.Fatal(err)
+	for _, prec := range []kernels.DType{kernels.F32, kernels.F16} {
+		b := gpu(t, prec)
+		m, err := kokoro.New(graph.NewEngine(b), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		style := make([]float32, kokoro.StyleSize)
+		if _, err := m.Synthesize(ctx, ids, style, 1); err != nil {
+			t.Fatal(err)
+		}
+		b.ResetProfile()
+		start := time.Now()
+		if _, err := m.Synthesize(ctx, ids, style, 1); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Kokoro, the benchmark paragraph, %s products, warm, %v in all (host included):\n%s", prec, time.Since(start), b.Profile())
 	}
-	style := make([]float32, kokoro.StyleSize)
-	if _, err := m.Synthesize(ctx, ids, style, 1); err != nil {
-		t.Fatal(err)
-	}
-	b.ResetProfile()
-	start := time.Now()
-	if _, err := m.Synthesize(ctx, ids, style, 1); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("Kokoro, the benchmark paragraph, warm, %v in all (host included):\n%s", time.Since(start), b.Profile())
 }
 
 // paragraphPhonemes is cmd/say's 30-word benchmark paragraph as espeak-ng

@@ -46,7 +46,8 @@
 //     back up) and its STFT, reproduced to the last bit of the export's
 //     onnxruntime arithmetic because the generator reads the phase of
 //     near-silent bins (on a device, which cannot reproduce it, the same
-//     as graph ops in the generator's program: generator.harmonic); then
+//     as graph ops in the generator's program, generator.harmonic, in
+//     arithmetic that another summation order barely moves); then
 //     the decoder and the iSTFTNet generator, ending
 //     in the export's inverse STFT (a transposed convolution with the
 //     windowed inverse-DFT basis, n_fft 20, hop 5). The decoder's features
