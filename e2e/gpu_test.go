@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/tensorforge/forge/models/whisper/decode"
 	"github.com/tensorforge/forge/weights"
 	"github.com/tensorforge/forge/weights/fetch"
+	"github.com/tensorforge/forge/weights/safetensors"
 )
 
 // gpu opens the CUDA backend or skips loudly: CI has no GPU.
@@ -480,16 +482,24 @@ const paragraphPhonemes = "ðɪ ˈoʊld lˈaɪthaʊs kˈiːpɚ klˈaɪmd ðə w�
 // weights (Kokoro does not survive synthetic ones, see weights.Synthetic;
 // the GPU machine gets the int8 artifact, which fits the transfer and is
 // dequantized to float32), the benchmark paragraph's ids and a fixed
-// style. Without the weights the test is skipped.
+// style. Without the weights the test is skipped. The weights come from
+// the model cache, or from the file FORGE_KOKORO_SAFETENSORS names: the
+// int8 artifact's converted safetensors with its manifest.json beside it,
+// for a machine that cannot take the source ONNX the cache verifies
+// against.
 func gpuKokoro(t testing.TB) (a *weights.Artifact, w *kokoro.Weights, ids []int64, style []float32) {
 	t.Helper()
-	id := weights.KokoroV1
-	if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
-		id = weights.KokoroV1Int8
-	}
-	a, synthetic := artifactFor(t, id)
-	if synthetic {
-		t.Skipf("SKIPPED: Kokoro needs its real weights (%s or %s) in the model cache", weights.KokoroV1, weights.KokoroV1Int8)
+	if p := os.Getenv("FORGE_KOKORO_SAFETENSORS"); p != "" {
+		a = convertedArtifact(t, weights.KokoroV1Int8, p)
+	} else {
+		id := weights.KokoroV1
+		if c, err := weights.NewCache(); err == nil && !c.Ready(id) {
+			id = weights.KokoroV1Int8
+		}
+		var synthetic bool
+		if a, synthetic = artifactFor(t, id); synthetic {
+			t.Skipf("SKIPPED: Kokoro needs its real weights (%s or %s) in the model cache, or FORGE_KOKORO_SAFETENSORS", weights.KokoroV1, weights.KokoroV1Int8)
+		}
 	}
 	w, err := kokoro.NewWeights(a)
 	if err != nil {
@@ -503,6 +513,31 @@ func gpuKokoro(t testing.TB) (a *weights.Artifact, w *kokoro.Weights, ids []int6
 		style[i] = 0.1 * float32(math.Sin(float64(i)))
 	}
 	return a, w, ids, style
+}
+
+// convertedArtifact opens model id's converted weights at path, with the
+// manifest.json beside them, outside the model cache (which would verify
+// the source files too).
+func convertedArtifact(t testing.TB, id, path string) *weights.Artifact {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(path), "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man weights.Manifest
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatalf("%s's manifest: %v", id, err)
+	}
+	if man.ID != id {
+		t.Fatalf("the manifest beside %s is %q's, want %q's", path, man.ID, id)
+	}
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &weights.Artifact{ID: id, Dir: filepath.Dir(path), Manifest: man, Weights: f}
+	t.Cleanup(func() { a.Close() })
+	return a
 }
 
 // artifactFor opens model id from the cache, or, where only its manifest
