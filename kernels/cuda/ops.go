@@ -81,8 +81,7 @@ func (q *queue) launch(s *kernels.Step, bufs []kernels.Buffer) error {
 		if N*C == 0 || L == 0 {
 			return nil
 		}
-		groups := N * a.Groups
-		S := groupSplits(groups, int64(C/a.Groups)*L)
+		groups, S := groupNormSplits(s)
 		if S == 1 {
 			return q.run("forge_group_norm", uint32(groups), 256, 0, q.args.Reset().Ptr(ptr(bufs, x)).Ptr(optPtr(s, bufs, 1)).Ptr(optPtr(s, bufs, 2)).Ptr(ptr(bufs, s.Out[0])).I32(int32(N)).I32(int32(C)).I64(L).I32(int32(a.Groups)).F32(a.Eps))
 		}
@@ -755,13 +754,9 @@ const lstmSharedMax = 48<<10 - (2*8*4*lstmUnits+4*lstmUnits)*4
 // scratchBytes is the per-queue workspace a step needs: half-precision
 // copies of a product's operands, a convolution's columns.
 func scratchBytes(s *kernels.Step, b *Backend) int {
-	if s.Op == kernels.OpGroupNorm && len(s.In) > 0 && len(s.In[0].Shape) >= 2 {
-		if a, ok := s.Attr.(kernels.NormAttr); ok && a.Groups > 0 {
-			x := s.In[0]
-			groups := x.Shape[0] * a.Groups
-			if S := groupSplits(groups, int64(x.Len()/max(groups, 1))); S > 1 {
-				return groups * S * 16 // forge_group_stats's partial sums
-			}
+	if s.Op == kernels.OpGroupNorm {
+		if groups, S := groupNormSplits(s); S > 1 {
+			return groups * S * 16 // forge_group_stats's partial sums
 		}
 	}
 	if s.Op == kernels.OpMatMul && b.precision != kernels.F32 && len(s.In) >= 2 && len(s.Out) == 1 {
@@ -790,6 +785,18 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 		}
 	}
 	return 0
+}
+
+// groupNormSplits returns group norm s's groups (batch × groups) and the
+// blocks each takes (groupSplits).
+func groupNormSplits(s *kernels.Step) (groups, splits int) {
+	a, ok := s.Attr.(kernels.NormAttr)
+	if !ok || a.Groups <= 0 || len(s.In) == 0 || len(s.In[0].Shape) < 2 {
+		return 0, 1
+	}
+	x := s.In[0]
+	groups = x.Shape[0] * a.Groups
+	return groups, groupSplits(groups, int64(x.Len()/max(groups, 1)))
 }
 
 // groupSplits is how many blocks share each of a group norm's groups of

@@ -51,12 +51,7 @@ func (m *generator) harmonic(f0 graph.Tensor, lo, hi int) graph.Tensor {
 	rad = rad.Sub(rad.Floor())
 	step := rad.MulScalar(sourceScale) // turns over one F0 value's samples
 	turns := wrappedCumsum(step.Sub(step.Floor()))
-	next := step // the next F0 value's turns, 0 past the last
-	if n2 > 1 {
-		next = step.Narrow(2, 1, n2-1).Pad1d(kernels.PadConstant, 0, 1)
-	} else {
-		next = next.MulScalar(0)
-	}
+	next := step.Pad1d(kernels.PadConstant, 0, 1).Narrow(2, 1, n2) // the next F0 value's turns, 0 past the last
 	at := g.Arange(0.5/sourceScale-0.5, 1.0/sourceScale, samples, graph.F32).Clamp(0, float64(n2-1))
 	x1 := at.Floor()
 	frac := at.Sub(x1)

@@ -16,8 +16,8 @@ import (
 // complex numbers (measured 1.1–6.3e-3: the running phase is kept below
 // a turn where the host reproduces the export's float32 sum, and quiet
 // bins get the formula's phase rather than the sign of onnxruntime's
-// rounding noise, by design, which counts by their magnitude); a window's spectrogram is the whole curve's, cut. The
-// model with it still speaks the golden sentences as the reference does:
+// rounding noise, by design, which counts by their magnitude); a window's
+// spectrogram is the whole curve's, cut. The model with it still speaks the golden sentences as the reference does:
 // the same length, log-spectral RMS ≤ 0.35 (the int8 artifact's bar);
 // its waveform Pearson is logged (0.938–0.946, the host's 0.996–0.998: the
 // phase noise, see generator.harmonic).
