@@ -54,6 +54,7 @@ type node struct {
 	dtype DType
 	data  []byte   // opParam / opConst, or an opInput's bound data
 	parts [][]byte // an opInput's bound data in pieces (InputF32Parts)
+	held  *Held    // an opInput bound to a value in backend memory (InputHeld)
 	name  string   // params, inputs, states: for errors and debugging
 	state *State   // opState, opAssign, opUpdate
 	nout  int      // opKernel: number of outputs (tuple nodes pick them)

@@ -32,6 +32,13 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32, brief, once bool)
 	prog.inputs = make([]uint32, len(p.inputs))
 	for k, in := range p.inputs {
 		prog.inputs[k] = order[in.pos]
+		if h := g.nodes[prog.inputs[k]].held; h != nil {
+			if err := prog.bindHeld(k, h); err != nil {
+				prog.Close()
+				return nil, err
+			}
+			continue
+		}
 		if prog.bufs[p.inputSlot(k)], err = prog.getBuf(in.bytes); err != nil {
 			prog.Close()
 			return nil, fmt.Errorf("graph: input buffer: %w", err)
@@ -117,8 +124,9 @@ type Program struct {
 	owned   []bool   // mirrors this program allocated (and returns on Close)
 	unified bool     // mirrors alias device memory: no copies, only waits
 
-	brief bool // lives for one Eval (see Engine.getBuf)
-	once  bool // the only run of its plan (see getBuf)
+	brief bool   // lives for one Eval (see Engine.getBuf)
+	once  bool   // the only run of its plan (see getBuf)
+	lent  []bool // slots whose buffers are not the program's to give back (held values)
 }
 
 // Steps returns the number of kernel launches one Run makes.
@@ -163,6 +171,9 @@ func (p *Program) SetIndex(ctx context.Context, k int, data []byte) error {
 	if err := p.checkInput(k, data); err != nil {
 		return err
 	}
+	if p.isLent(p.p.inputSlot(k)) {
+		return fmt.Errorf("graph: input %s reads a held value, which Set would overwrite", p.g.nodes[p.inputs[k]].name)
+	}
 	if len(data) == 0 {
 		return nil
 	}
@@ -186,7 +197,7 @@ func (p *Program) bindAttached(ctx context.Context) error {
 	var ws []kernels.Write
 	for k, id := range p.inputs {
 		n := &p.g.nodes[id]
-		if p.p.inputs[k].bytes == 0 {
+		if p.p.inputs[k].bytes == 0 || n.held != nil {
 			continue
 		}
 		parts := n.parts
@@ -330,10 +341,14 @@ func (p *Program) Close() {
 	}
 	p.putBuf(p.bufs[0], p.p.arenaBytes)
 	for k, in := range p.p.inputs {
-		p.putBuf(p.bufs[p.p.inputSlot(k)], in.bytes)
+		if s := p.p.inputSlot(k); !p.isLent(s) {
+			p.putBuf(p.bufs[s], in.bytes)
+		}
 	}
 	for k, out := range p.p.outputs {
-		p.putBuf(p.bufs[p.p.outputSlot(k)], out.bytes)
+		if s := p.p.outputSlot(k); !p.isLent(s) {
+			p.putBuf(p.bufs[s], out.bytes)
+		}
 	}
 	if p.hq != nil {
 		_ = p.hq.Sync(context.Background())
@@ -347,6 +362,9 @@ func (p *Program) Close() {
 	p.bufs, p.hbufs = nil, nil
 	e.donePlan(p.p)
 }
+
+// isLent reports whether slot's buffer is a held value's (see lend).
+func (p *Program) isLent(slot int) bool { return p.lent != nil && p.lent[slot] }
 
 // getBuf returns a device buffer of size bytes for the program, from the
 // engine's pool; for a program that runs once, straight from the backend:

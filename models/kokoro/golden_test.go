@@ -126,9 +126,11 @@ func TestGoldenDurations(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := loadGolden(t, name)
 			tr := &Trace{}
-			if _, _, err := m.runText(context.Background(), g.ids, g.style, g.speed, tr); err != nil {
+			d, tEn, err := m.runText(context.Background(), g.ids, g.style, g.speed, tr)
+			if err != nil {
 				t.Fatal(err)
 			}
+			closeHeld(d, tEn)
 			if len(tr.Durations) != len(g.dur) {
 				t.Fatalf("%d durations, golden %d", len(tr.Durations), len(g.dur))
 			}

@@ -189,15 +189,16 @@ func frames(dur []int64) int {
 }
 
 // runText runs graph 1 and fills the durations of tr; it returns the
-// duration-encoder features d [T, 640] and text features t_en [512, T].
-// The text encoder shares nothing with ALBERT's branch but the ids, so it
+// duration-encoder features d [T, 640] and text features t_en [512, T],
+// held in the engine's memory for graph 2 (the caller closes them). The
+// text encoder shares nothing with ALBERT's branch but the ids, so it
 // runs as a graph of its own beside it: its convolutions and LSTM use the
 // core that ALBERT's serial steps (norms, softmaxes, the ends of its
 // parallel products) leave idle. The results are the same; only the
 // order of independent steps changes.
-func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed float32, tr *Trace) (d, tEn *graph.Value, err error) {
+func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed float32, tr *Trace) (d, tEn *graph.Held, err error) {
 	T := len(ids)
-	var enOut *graph.Value
+	var enOut *graph.Held
 	var enErr error
 	done := make(chan struct{})
 	go func() {
@@ -207,18 +208,20 @@ func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed
 		if enErr = check(out); enErr != nil {
 			return
 		}
-		vals, err := m.eng.Eval(ctx, out)
+		held, err := m.eng.EvalHeld(ctx, out)
 		if err != nil {
 			enErr = fmt.Errorf("kokoro: text encoder: %w", err)
 			return
 		}
-		enOut = vals[0]
+		enOut = held[0]
 	}()
 	defer func() {
 		<-done
 		switch {
 		case err != nil:
+			closeHeld(enOut)
 		case enErr != nil:
+			closeHeld(d)
 			d, err = nil, enErr
 		default:
 			tEn = enOut
@@ -232,22 +235,39 @@ func (m *Model) runText(ctx context.Context, ids []int64, style []float32, speed
 	if err := check(out.durFloat, out.dur, out.d); err != nil {
 		return nil, nil, err
 	}
-	vals, err := m.eng.Eval(ctx, out.durFloat, out.dur, out.d)
+	held, err := m.eng.EvalHeld(ctx, out.durFloat, out.dur, out.d)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kokoro: text stage: %w", err)
 	}
-	tr.DurationsFloat = append([]float32(nil), vals[0].F32()...)
-	tr.Durations = append([]int64(nil), vals[1].I64()...)
-	return vals[2], nil, nil
+	defer closeHeld(held[0], held[1])
+	vals := make([]*graph.Value, 2)
+	for i := range vals {
+		if vals[i], err = held[i].Value(ctx); err != nil {
+			closeHeld(held[2])
+			return nil, nil, fmt.Errorf("kokoro: text stage: %w", err)
+		}
+	}
+	tr.DurationsFloat = vals[0].F32()
+	tr.Durations = vals[1].I64()
+	return held[2], nil, nil
+}
+
+// closeHeld closes the held values that are not nil.
+func closeHeld(hs ...*graph.Held) {
+	for _, h := range hs {
+		if h != nil {
+			h.Close()
+		}
+	}
 }
 
 // runProsody runs graph 2: the alignment and the F0/energy predictors.
-func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []float32, tr *Trace) error {
+func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Held, style []float32, tr *Trace) error {
 	g := graph.New()
 	T := len(tr.Durations)
 	F := frames(tr.Durations)
-	dT := g.InputBytes("d", graph.F32, d.Shape, d.Data)
-	tEnT := g.InputBytes("t_en", graph.F32, tEn.Shape, tEn.Data)
+	dT := g.InputHeld("d", d)
+	tEnT := g.InputHeld("t_en", tEn)
 	durT := g.InputI64("pred_dur", graph.Shape{T}, tr.Durations)
 	styleT := g.InputF32("style", graph.Shape{1, StyleSize}, style)
 	out := m.k.prosodyStage(dT, tEnT, durT, styleT, F, m.float32)
@@ -269,9 +289,10 @@ func (m *Model) runProsody(ctx context.Context, d, tEn *graph.Value, style []flo
 // (from the harmonic source, computed on the host) share nothing but the
 // style, so they run side by side: the sources' long convolutions use the
 // core that the decoder's narrow ones (a few dozen frames in a streamed
-// window) and its norms leave idle. Then the generator joins them. The
-// results are the same as in one graph. span places tr's frames in a
-// longer utterance, whose harmonic source runs on from its start (the
+// window) and its norms leave idle. Then the generator joins them, reading
+// both where they were left (graph.Held): on a GPU they never cross to the
+// host. The results are the same as in one graph. span places tr's frames
+// in a longer utterance, whose harmonic source runs on from its start (the
 // zero span: tr is the utterance, or its beginning).
 func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, span sourceSpan) error {
 	dec := &m.k.decoder
@@ -279,7 +300,7 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, span
 		dec = &m.k.decoder32
 	}
 	gen := &dec.generator
-	var src []*graph.Value
+	var src []*graph.Held
 	var srcErr error
 	done := make(chan struct{})
 	go func() {
@@ -304,12 +325,13 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, span
 		if srcErr = check(out[0], out[1]); srcErr != nil {
 			return
 		}
-		if src, srcErr = m.eng.Eval(ctx, out[0], out[1]); srcErr != nil {
+		if src, srcErr = m.eng.EvalHeld(ctx, out[0], out[1]); srcErr != nil {
 			srcErr = fmt.Errorf("kokoro: generator sources: %w", srcErr)
 		}
 	}()
 	x, err := m.decoderFeatures(ctx, dec, style, tr)
 	<-done
+	defer closeHeld(append(src, x)...)
 	if err != nil {
 		return err
 	}
@@ -321,8 +343,7 @@ func (m *Model) runDecoder(ctx context.Context, style []float32, tr *Trace, span
 	// place are given back first, and only the generator's own come back.
 	m.w.releasePages()
 	g := graph.New()
-	in := func(name string, v *graph.Value) graph.Tensor { return g.InputBytes(name, graph.F32, v.Shape, v.Data) }
-	wave := gen.forward(in("x", x), timbre(g, style), [2]graph.Tensor{in("src0", src[0]), in("src1", src[1])})
+	wave := gen.forward(g.InputHeld("x", x), timbre(g, style), [2]graph.Tensor{g.InputHeld("src0", src[0]), g.InputHeld("src1", src[1])})
 	if err := check(wave); err != nil {
 		return err
 	}
@@ -354,8 +375,9 @@ func (m *Model) sourceSpectrum(f0 []float32) []float32 {
 	return harmonicSpectrum(f0, gen.lLinearW.Float32s(), gen.lLinearB.Float32s()[0])
 }
 
-// decoderFeatures runs the decoder of graph 3 up to its generator.
-func (m *Model) decoderFeatures(ctx context.Context, dec *decoder, style []float32, tr *Trace) (*graph.Value, error) {
+// decoderFeatures runs the decoder of graph 3 up to its generator; the
+// features stay held for it.
+func (m *Model) decoderFeatures(ctx context.Context, dec *decoder, style []float32, tr *Trace) (*graph.Held, error) {
 	g := graph.New()
 	F := len(tr.F0) / 2
 	asr := g.InputF32("asr", graph.Shape{1, hiddenDim, F}, tr.ASR)
@@ -365,11 +387,11 @@ func (m *Model) decoderFeatures(ctx context.Context, dec *decoder, style []float
 	if err := check(x); err != nil {
 		return nil, err
 	}
-	vals, err := m.eng.Eval(ctx, x)
+	held, err := m.eng.EvalHeld(ctx, x)
 	if err != nil {
 		return nil, fmt.Errorf("kokoro: decoder stage: %w", err)
 	}
-	return vals[0], nil
+	return held[0], nil
 }
 
 // timbre is the decoder half of the style vector, ref_s[:, :128], as an

@@ -173,6 +173,7 @@ func (m *Model) prosodyTrace(ctx context.Context, ids []int64, style []float32, 
 	if err != nil {
 		return nil, err
 	}
+	defer closeHeld(d, tEn)
 	if f := frames(tr.Durations); f > MaxFrames {
 		return nil, fmt.Errorf("%w: %d frames (%.0f s of audio) predicted for one chunk, at most %d: cut the text or raise the speed",
 			ErrTooLong, f, float64(f*SamplesPerFrame)/SampleRate, MaxFrames)

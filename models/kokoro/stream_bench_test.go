@@ -51,7 +51,9 @@ func BenchmarkFirstAudio(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		if err := m.runProsody(ctx, d, tEn, style, tr); err != nil {
+		err = m.runProsody(ctx, d, tEn, style, tr)
+		closeHeld(d, tEn)
+		if err != nil {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
