@@ -25,4 +25,9 @@
 // are bounded and drop what was least recently used (WithPlanCache,
 // WithBufferPool), so a long run over ever new shapes stays in bounded
 // memory.
+//
+// A model whose stages are separate graphs (a stage's shapes depend on
+// values the host reads first) hands intermediates from one to the next
+// with Engine.EvalHeld and Graph.InputHeld: the value stays in the
+// backend's memory (a GPU's) instead of a round trip through the host.
 package graph
