@@ -3,6 +3,7 @@ package kokoro
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
@@ -88,4 +89,35 @@ func TestHandoffOnDevice(t *testing.T) {
 		t.Errorf("the host read %d bytes from the device, want %d (durations, F0, N, ASR, audio)", got, want)
 	}
 	t.Logf("%d reads (%d bytes), %d writes (%d bytes)", c.Reads-before.Reads, c.ReadBytes-before.ReadBytes, c.Writes-before.Writes, c.WriteBytes-before.WriteBytes)
+}
+
+// TestNewLengthNoConstants: on a device, a chunk of a length not met
+// before compiles new programs but uploads no new constants: a constant
+// of the chunk's length would stay in device memory for the engine's life
+// (graph.Engine keeps constants by content), one more for every length a
+// long run meets. The graph source's sample positions were such a
+// constant: 16 bytes a sample, 3.8 MB for a 10-s chunk.
+func TestNewLengthNoConstants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds")
+	}
+	ctx := context.Background()
+	ref := loadTestModel(t)
+	g := loadGolden(t, "hello_af_heart")
+	dev := kerneltest.NewPartial(kerneltest.AllOps()...)
+	m, err := New(graph.NewEngine(dev, graph.WithHost(cpu.New())), ref.Weights())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Synthesize(ctx, g.ids, g.style, g.speed); err != nil {
+		t.Fatal(err)
+	}
+	shorter := append(slices.Clone(g.ids[:len(g.ids)-2]), 0) // one phoneme fewer
+	before := dev.Counts()
+	if _, err := m.Synthesize(ctx, shorter, g.style, g.speed); err != nil {
+		t.Fatal(err)
+	}
+	if c := dev.Counts(); c.Wraps != before.Wraps {
+		t.Errorf("a chunk of a new length uploaded %d constants (%d bytes)", c.Wraps-before.Wraps, c.WrapBytes-before.WrapBytes)
+	}
 }

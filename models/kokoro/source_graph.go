@@ -52,11 +52,7 @@ func (m *generator) harmonic(f0 graph.Tensor, lo, hi int) graph.Tensor {
 	step := rad.MulScalar(sourceScale) // turns over one F0 value's samples
 	turns := wrappedCumsum(step.Sub(step.Floor()))
 	next := step.Pad1d(kernels.PadConstant, 0, 1).Narrow(2, 1, n2) // the next F0 value's turns, 0 past the last
-	at := g.Arange(0.5/sourceScale-0.5, 1.0/sourceScale, samples, graph.F32).Clamp(0, float64(n2-1))
-	x1 := at.Floor()
-	frac := at.Sub(x1)
-	i1 := x1.Cast(graph.I64)
-	up := turns.Gather(2, i1).Add(next.Gather(2, i1).Mul(frac)) // [1, 9, samples]
+	up := upsampleTurns(turns, next)                               // [1, 9, samples]
 	up = up.Sub(up.Floor()).MulScalar(2 * math.Pi)
 
 	// The sines where the F0 is voiced, merged by l_linear and tanh.
@@ -82,6 +78,42 @@ func (m *generator) harmonic(f0 graph.Tensor, lo, hi int) graph.Tensor {
 	re, im := spec.Narrow(1, 0, specBins), spec.Narrow(1, specBins, specBins)
 	mag := re.Mul(re).Add(im.Mul(im)).Sqrt()
 	return graph.Concat(1, mag, exportAngle(re, im))
+}
+
+// upsampleTurns interpolates the running turns [1, H, n] (with next, each
+// F0 value's increment, 0 past the last) up to the sample rate, at
+// half-pixel centres clamped to the ends: sample s = j·sourceScale + k
+// sits at j + c(k), c(k) = (k + ½)/sourceScale − ½, between F0 values j−1
+// and j where c(k) < 0 (the first half of the value's samples), j and j+1
+// after. So the turns are those of j or j−1 and the fraction depends on k
+// alone: sourceScale weights, one constant for every length, selected and
+// broadcast in one elementwise step. Positions as one float32 ramp over
+// the samples (the export's arange) would round the fraction to the ulp
+// of j (6·10⁻⁵ at a 10-s chunk's 860 values) and make a constant of the
+// chunk's length (1 MB for 10 s), built and hashed on the host for every
+// chunk and kept on the device for every length met.
+func upsampleTurns(turns, next graph.Tensor) graph.Tensor {
+	g := turns.Graph()
+	h, n := turns.Dim(1), turns.Dim(2)
+	low := make([]byte, sourceScale)
+	frac := make([]float32, sourceScale)
+	for k := range sourceScale {
+		c := (float64(k) + 0.5) / sourceScale
+		if c < 0.5 {
+			low[k], frac[k] = 1, float32(c+0.5)
+		} else {
+			frac[k] = float32(c - 0.5)
+		}
+	}
+	isLow := g.Const(graph.Bool, graph.Shape{1, 1, 1, sourceScale}, low)
+	f := g.ConstF32(graph.Shape{1, 1, 1, sourceScale}, frac)
+	// Value j−1's turns and increment at j (at j = 0 the clamp leaves the
+	// first turns alone: no increment).
+	prevTurns := turns.Pad1d(kernels.PadReplicate, 1, 0).Narrow(2, 0, n)
+	prevNext := next.Pad1d(kernels.PadConstant, 1, 0).Narrow(2, 0, n)
+	base := graph.Where(isLow, prevTurns.Unsqueeze(3), turns.Unsqueeze(3))
+	inc := graph.Where(isLow, prevNext.Unsqueeze(3), next.Unsqueeze(3))
+	return base.Add(inc.Mul(f)).Reshape(1, h, n*sourceScale)
 }
 
 // wrappedCumsum is the inclusive cumulative sum along the last axis of x

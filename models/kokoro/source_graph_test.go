@@ -8,6 +8,7 @@ import (
 
 	"github.com/tensorforge/forge/graph"
 	"github.com/tensorforge/forge/internal/signalcmp"
+	"github.com/tensorforge/forge/kernels/cpu"
 )
 
 // TestGraphSource checks the devices' source spectrogram
@@ -142,5 +143,48 @@ func TestGraphSourceStable(t *testing.T) {
 	t.Logf("%d of %d phases moved by more than 1 rad (%.1e)", flips, half, rate)
 	if !(rate <= 1e-3) {
 		t.Errorf("%.1e of the phases moved by more than 1 rad for a 1e-6 change of F0, want ≤ 1e-3", rate)
+	}
+}
+
+// TestUpsampleTurns: the turns at the sample rate against the export's
+// linear interpolation (half-pixel centres, clamped at the ends) in
+// float64, over the first and last values, where the clamps are, and a
+// 10-s chunk's 860 values, where a float32 ramp of positions would lose
+// the fraction to the ulp of the index (6e-5).
+func TestUpsampleTurns(t *testing.T) {
+	ctx := context.Background()
+	eng := graph.NewEngine(cpu.New())
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{1, 2, 7, 860} {
+		const h = 2
+		turns, next := make([]float32, h*n), make([]float32, h*n)
+		for i := range turns {
+			turns[i], next[i] = r.Float32(), r.Float32()
+			if i%n == n-1 {
+				next[i] = 0 // 0 past the last, as harmonic makes it
+			}
+		}
+		g := graph.New()
+		out := upsampleTurns(g.InputF32("turns", graph.Shape{1, h, n}, turns), g.InputF32("next", graph.Shape{1, h, n}, next))
+		v, err := eng.Eval(ctx, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := v[0].F32()
+		if len(got) != h*n*sourceScale {
+			t.Fatalf("n %d: %d values, want %d", n, len(got), h*n*sourceScale)
+		}
+		worst := 0.0
+		for c := range h {
+			for s := range n * sourceScale {
+				at := min(max((float64(s)+0.5)/sourceScale-0.5, 0), float64(n-1))
+				j := int(math.Floor(at))
+				want := float64(turns[c*n+j]) + float64(next[c*n+j])*(at-float64(j))
+				worst = max(worst, math.Abs(float64(got[c*n*sourceScale+s])-want))
+			}
+		}
+		if !(worst <= 2.5e-7) {
+			t.Errorf("n %d: max abs error %.2g against float64, want ≤ 2.5e-7", n, worst)
+		}
 	}
 }
