@@ -276,7 +276,7 @@ func (e *Engine) addPlan(key string, p *plan) *plan {
 	e.mu.Lock()
 	if q := e.lookupPlan(key); q != nil {
 		e.mu.Unlock()
-		p.release()
+		e.releasePlan(p)
 		return q
 	}
 	e.compiles++
@@ -292,7 +292,7 @@ func (e *Engine) addPlan(key string, p *plan) *plan {
 	}
 	e.mu.Unlock()
 	for _, q := range dropped {
-		q.release()
+		e.releasePlan(q)
 	}
 	return p
 }
@@ -329,8 +329,15 @@ func (e *Engine) donePlan(p *plan) {
 	last := p.users == 0 && !p.cached
 	e.mu.Unlock()
 	if last {
-		p.release()
+		e.releasePlan(p)
 	}
+}
+
+// releasePlan releases p, which no program uses and the cache no longer
+// holds: its backend plans and its holds on constants.
+func (e *Engine) releasePlan(p *plan) {
+	p.release()
+	e.dropConsts(p)
 }
 
 // release closes the backend plans of p's device runs.

@@ -392,3 +392,107 @@ func TestBriefProgramsTakeAnyLargerBuffer(t *testing.T) {
 		})
 	}
 }
+
+// TestConstantsFollowPlans: a constant (and a folded value) lives as long
+// as a plan that binds it. A run over ever new lengths, each with a
+// constant of its length (positions, a ramp), keeps only the constants of
+// the plans the cache holds; values shared by several plans stay while
+// one of them does, and a folded value dropped with its plans is folded
+// again when needed.
+func TestConstantsFollowPlans(t *testing.T) {
+	ctx := context.Background()
+	w := make([]float32, 6)
+	for i := range w {
+		w[i] = float32(i + 1)
+	}
+	// y = (x + ramp) · 2wᵀ: the ramp is a constant of x's length; 2wᵀ is
+	// folded from the weight.
+	eval := func(e *graph.Engine, n int) []float32 {
+		t.Helper()
+		g := graph.New()
+		x := g.InputF32("x", graph.Shape{n, 3}, make([]float32, 3*n))
+		ramp := g.Arange(0, 1, 3*n, graph.F32).Reshape(n, 3)
+		wt := g.ParamF32("w", graph.Shape{2, 3}, w).Transpose(0, 1).MulScalar(2)
+		vals, err := e.Eval(ctx, x.Add(ramp).MatMul(wt))
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		return vals[0].F32()
+	}
+	check := func(got []float32, n int) {
+		t.Helper()
+		for r := range n {
+			for c := range 2 {
+				var want float32
+				for k := range 3 {
+					want += float32(3*r+k) * 2 * w[3*c+k]
+				}
+				if got[2*r+c] != want {
+					t.Fatalf("n=%d: y[%d,%d] = %v, want %v", n, r, c, got[2*r+c], want)
+				}
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		opts  []graph.Option
+		bound int64 // constants held after each run, at most
+	}{
+		{"no plan cache", []graph.Option{graph.WithPlanCache(0)}, 0},
+		{"room for one plan", []graph.Option{graph.WithPlanCache(1)}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := graph.NewEngine(cpu.New(), tt.opts...)
+			for n := 1; n <= 40; n++ {
+				check(eval(e, n), n)
+				if c := e.Stats().Constants; c > tt.bound {
+					t.Fatalf("after length %d: %d constants held, want at most %d", n, c, tt.bound)
+				}
+			}
+			check(eval(e, 7), 7) // folded again
+		})
+	}
+	e := graph.NewEngine(cpu.New())
+	for n := 1; n <= 40; n++ {
+		check(eval(e, n), n)
+	}
+	if c := e.Stats().Constants; c != 41 { // the cache holds every plan: 40 ramps and one 2wᵀ
+		t.Errorf("%d constants held with every plan cached, want 41", c)
+	}
+}
+
+// TestConcurrentConstants: programs of many lengths, each with a
+// constant of its length and a folded weight they share, from several
+// goroutines on an engine that caches one plan, so constants are freed
+// while other compilations take them (for -race).
+func TestConcurrentConstants(t *testing.T) {
+	ctx := context.Background()
+	e := graph.NewEngine(plannedBackend{&meteredBackend{Backend: cpu.New()}}, graph.WithPlanCache(1))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 20 {
+				n := 1 + (w*7+i*3)%11
+				g := graph.New()
+				ramp := g.Arange(1, 1, n, graph.F32)
+				y := ramp.Reshape(n, 1).MatMul(g.ParamF32("w", graph.Shape{1, 2}, []float32{1, 2}).MulScalar(3))
+				vals, err := e.Eval(ctx, y)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got := vals[0].F32()
+				for r := range n {
+					if got[2*r] != float32(3*(r+1)) || got[2*r+1] != float32(6*(r+1)) {
+						t.Errorf("n=%d: row %d = %v, want [%d %d]", n, r, got[2*r:2*r+2], 3*(r+1), 6*(r+1))
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if c := e.Stats().Constants; c > 2 {
+		t.Errorf("%d constants held with one plan cached, want at most 2", c)
+	}
+}

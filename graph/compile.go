@@ -181,8 +181,18 @@ func (c *compiler) alloc(n int) {
 }
 
 // build compiles the subgraph; with fold set, weight-only subgraphs are
-// evaluated once on the engine and become constants.
+// evaluated once on the engine and become constants. A build that fails
+// gives up the holds its constants took.
 func (c *compiler) build() (*plan, error) {
+	p, err := c.buildPlan()
+	if err != nil && c.p != nil {
+		c.e.dropConsts(c.p)
+	}
+	return p, err
+}
+
+// buildPlan is build.
+func (c *compiler) buildPlan() (*plan, error) {
 	if err := c.checkStates(); err != nil {
 		return nil, err
 	}
@@ -484,12 +494,16 @@ func (c *compiler) placeConst(i int, n *node) error {
 	return nil
 }
 
+// bindConst binds a weight or constant buffer; for a constant the caller
+// has taken a hold (constUse), of which the plan keeps one.
 func (c *compiler) bindConst(i int, shape Shape, buf kernels.Buffer) {
 	k, ok := c.constIdx[buf]
 	if !ok {
 		c.p.consts = append(c.p.consts, buf)
 		k = len(c.p.consts) - 1
 		c.constIdx[buf] = k
+	} else {
+		c.e.dropConst(buf)
 	}
 	c.setLoc(i, loc{kind: inConst, idx: k, strides: contiguousStrides(shape)})
 }

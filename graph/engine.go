@@ -42,6 +42,7 @@ type Engine struct {
 	params    map[paramKey]kernels.Buffer
 	consts    map[string]kernels.Buffer
 	folded    map[string]kernels.Buffer
+	constUses map[kernels.Buffer]*constUse      // the plans holding each constant and folded value
 	constHost map[kernels.Buffer][]byte         // host bytes behind every constant buffer
 	hostConst map[kernels.Buffer]kernels.Buffer // the host backend's copy of a constant
 	free      map[poolKey][]idleBuf             // idle program buffers by side and size, oldest first
@@ -88,6 +89,7 @@ func NewEngine(b kernels.Backend, opts ...Option) *Engine {
 		params:    make(map[paramKey]kernels.Buffer),
 		consts:    make(map[string]kernels.Buffer),
 		folded:    make(map[string]kernels.Buffer),
+		constUses: make(map[kernels.Buffer]*constUse),
 		constHost: make(map[kernels.Buffer][]byte),
 		hostConst: make(map[kernels.Buffer]kernels.Buffer),
 		free:      make(map[poolKey][]idleBuf),
@@ -144,6 +146,10 @@ type Stats struct {
 	// buffers freed to keep within it (see WithBufferPool). States and
 	// constants are not counted.
 	LiveBytes, IdleBytes, PeakNeedBytes, BufferEvictions int64
+	// Constants counts the constant buffers that plans hold (Consts and
+	// folded values, not weights), and ConstantBytes their size: a
+	// constant goes when the last plan that holds it does.
+	Constants, ConstantBytes int64
 }
 
 // Stats returns the engine's counters.
@@ -154,6 +160,10 @@ func (e *Engine) Stats() Stats {
 		Compiles: e.compiles, GraphBuilds: e.builds, Transfers: e.transfers.Load(), TransferBytes: e.transferBytes.Load(),
 		CachedPlans: int64(len(e.plans)), CachedPlanBytes: e.planBytes, PlanEvictions: e.planEvictions,
 		BufferEvictions: e.bufEvictions,
+	}
+	for b := range e.constUses {
+		st.Constants++
+		st.ConstantBytes += int64(b.Bytes())
 	}
 	for _, s := range e.pool {
 		st.LiveBytes += s.held
@@ -199,6 +209,7 @@ func (e *Engine) constBuffer(n *node) (kernels.Buffer, error) {
 	}
 	k := string(appendNodeKey(nil, n, nil, nil))
 	if b, ok := e.consts[k]; ok {
+		e.constUses[b].n++
 		return b, nil
 	}
 	data := n.data
@@ -210,7 +221,56 @@ func (e *Engine) constBuffer(n *node) (kernels.Buffer, error) {
 		return nil, fmt.Errorf("graph: constant: %w", err)
 	}
 	e.consts[k] = b
+	e.constUses[b] = &constUse{n: 1, key: k}
 	return b, nil
+}
+
+// constUse counts the holds on a constant buffer (a Const's or a folded
+// value's): one for each plan that binds it, taken when the plan is built.
+// A plan's release drops its holds, and a constant that no plan holds is
+// freed: the constants of shapes a long run has left behind (a chunk's
+// length) would otherwise stay in device memory for the engine's life.
+// Weights (Param) are the model's and are not counted.
+type constUse struct {
+	n      int
+	key    string // in e.consts or, when folded, e.folded
+	folded bool
+}
+
+// dropConst gives up one hold on constant buffer b (not a weight's),
+// freeing b when it was the last.
+func (e *Engine) dropConst(b kernels.Buffer) {
+	e.mu.Lock()
+	u := e.constUses[b]
+	if u == nil {
+		e.mu.Unlock()
+		return
+	}
+	if u.n--; u.n > 0 {
+		e.mu.Unlock()
+		return
+	}
+	delete(e.constUses, b)
+	if u.folded {
+		delete(e.folded, u.key)
+	} else {
+		delete(e.consts, u.key)
+	}
+	delete(e.constHost, b)
+	hb := e.hostConst[b]
+	delete(e.hostConst, b)
+	e.mu.Unlock()
+	e.backend.Free(b)
+	if hb != nil {
+		e.host.Free(hb)
+	}
+}
+
+// dropConsts gives up p's holds on its constants.
+func (e *Engine) dropConsts(p *plan) {
+	for _, b := range p.consts {
+		e.dropConst(b)
+	}
 }
 
 // hostConstBuffer returns the host backend's buffer for constant buffer b.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/tensorforge/forge/kernels"
 )
 
 // computes reports whether a node does arithmetic (as opposed to being a
@@ -56,6 +58,7 @@ func (c *compiler) foldConstants() error {
 		return nil
 	}
 	keys := make([]string, len(roots))
+	bufs := make([]kernels.Buffer, len(roots))
 	var missing []uint32
 	var missingIdx []int
 	c.e.mu.Lock()
@@ -67,7 +70,10 @@ func (c *compiler) foldConstants() error {
 			pos[x] = p
 		}
 		keys[k] = structureKey(g, sub, pos, []uint32{id})
-		if _, ok := c.e.folded[keys[k]]; !ok {
+		if b, ok := c.e.folded[keys[k]]; ok {
+			c.e.constUses[b].n++ // held now: no release frees it before it is bound
+			bufs[k] = b
+		} else {
 			missing = append(missing, id)
 			missingIdx = append(missingIdx, k)
 		}
@@ -77,15 +83,18 @@ func (c *compiler) foldConstants() error {
 		sc := newCompiler(c.e, g, missing, false)
 		p, err := sc.build()
 		if err != nil {
+			dropHeld(c.e, bufs)
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
 		p.users = 1 // runs once, uncached: released when prog closes
 		prog, err := c.e.newProgram(p, g, sc.orig, true, true)
 		if err != nil {
+			dropHeld(c.e, bufs)
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
 		if err := prog.Run(context.Background()); err != nil {
 			prog.Close()
+			dropHeld(c.e, bufs)
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
 		// A folded value is a constant like any weight: it is read back and
@@ -96,6 +105,7 @@ func (c *compiler) foldConstants() error {
 			v, err := prog.Output(context.Background(), k)
 			if err != nil {
 				prog.Close()
+				dropHeld(c.e, bufs)
 				return fmt.Errorf("graph: folding constants: %w", err)
 			}
 			vals[k] = v.Data
@@ -103,7 +113,9 @@ func (c *compiler) foldConstants() error {
 		prog.Close()
 		c.e.mu.Lock()
 		for k, idx := range missingIdx {
-			if _, ok := c.e.folded[keys[idx]]; ok {
+			if b, ok := c.e.folded[keys[idx]]; ok { // folded meanwhile by another compilation
+				c.e.constUses[b].n++
+				bufs[idx] = b
 				continue
 			}
 			data := vals[k]
@@ -113,20 +125,18 @@ func (c *compiler) foldConstants() error {
 			buf, err := c.e.wrapConst(data)
 			if err != nil {
 				c.e.mu.Unlock()
+				dropHeld(c.e, bufs)
 				return fmt.Errorf("graph: folding constants: %w", err)
 			}
 			c.e.folded[keys[idx]] = buf
+			c.e.constUses[buf] = &constUse{n: 1, key: keys[idx], folded: true}
+			bufs[idx] = buf
 		}
 		c.e.mu.Unlock()
 	}
-	c.e.mu.Lock()
 	for k, i := range roots {
-		buf := c.e.folded[keys[k]]
-		c.e.mu.Unlock()
-		c.bindConst(i, g.nodes[c.order[i]].shape, buf)
-		c.e.mu.Lock()
+		c.bindConst(i, g.nodes[c.order[i]].shape, bufs[k])
 	}
-	c.e.mu.Unlock()
 
 	// Drop nodes only the folded ones needed, and recount uses.
 	needed := make([]bool, N)
@@ -176,6 +186,16 @@ func (c *compiler) reindex(order []uint32) {
 			if p, ok := c.pos[x]; ok && !slices.Contains(n.in[:k], x) {
 				c.uses[p]++
 			}
+		}
+	}
+}
+
+// dropHeld gives up the holds taken on the folded values in bufs (nil
+// where none was taken).
+func dropHeld(e *Engine, bufs []kernels.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			e.dropConst(b)
 		}
 	}
 }

@@ -72,11 +72,47 @@ func (b *Backend) track(n int64) {
 	}
 }
 
-// Free forgets a buffer (the garbage collector reclaims it).
+// Free forgets a buffer (the garbage collector reclaims it), and for a
+// wrapped one the packed copies made of it.
 func (b *Backend) Free(buf kernels.Buffer) {
-	if x, ok := buf.(*buffer); ok && !x.wrapped && !x.alias {
+	x, ok := buf.(*buffer)
+	switch {
+	case !ok || x.alias:
+	case x.wrapped:
+		b.forgetPacks(x)
+	default:
 		b.live.Add(-int64(len(x.b)))
 		x.b = nil
+	}
+}
+
+// forgetPacks drops the packed copies of wrapped buffer x's memory (keyed
+// by its address): the engine frees a constant that no plan holds any
+// more, and memory the collector then gives to another constant must not
+// be read through the old one's packs.
+func (b *Backend) forgetPacks(x *buffer) {
+	if len(x.b) == 0 {
+		return
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(x.b)))
+	for _, m := range []*sync.Map{&b.packed, &b.convW, &b.gemmB} {
+		m.Range(func(k, _ any) bool {
+			var of bool
+			switch k := k.(type) {
+			case sgemmKey:
+				of = k.data == p
+			case convKey:
+				of = k.data == p
+			case convTKey:
+				of = k.data == p
+			case packedKey:
+				of = k.data == p || k.zb >= p && k.zb < p+uintptr(len(x.b))
+			}
+			if of {
+				m.Delete(k)
+			}
+			return true
+		})
 	}
 }
 

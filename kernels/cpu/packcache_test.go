@@ -397,3 +397,31 @@ func TestKeptWinogradPack(t *testing.T) {
 		}
 	}
 }
+
+// TestFreedWrapForgetsPacks: the engine frees a constant that no plan
+// holds, and the collector may give its memory to the next constant.
+// Free of a wrapped buffer drops the packs made of it, so the same
+// memory wrapped again with other contents is packed anew, as a fresh
+// backend packs it.
+func TestFreedWrapForgetsPacks(t *testing.T) {
+	raw := make([]byte, 4*8192)
+	fill := func(seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		for i := range len(raw) / 4 {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(r.Float32()*2-1))
+		}
+	}
+	b := New()
+	fill(1)
+	first := []kernels.Buffer{&buffer{b: raw, wrapped: true}}
+	before, _ := packAll(b, first, false)
+	b.Free(first[0])
+	fill(2)
+	again, _ := packAll(b, []kernels.Buffer{&buffer{b: raw, wrapped: true}}, false)
+	want, _ := packAll(New(), []kernels.Buffer{&buffer{b: raw, wrapped: true}}, false)
+	for i := range want {
+		if !bytes.Equal(again[i], want[i]) {
+			t.Errorf("pack %d of the memory wrapped again is not a fresh backend's (the old one's: %v)", i, bytes.Equal(again[i], before[i]))
+		}
+	}
+}

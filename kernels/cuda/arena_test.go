@@ -2,7 +2,10 @@ package cuda
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/tensorforge/forge/kernels/cuda/driver"
 )
 
 // TestArena: allocations never overlap, freed ranges are reused and merged,
@@ -63,5 +66,29 @@ func TestArena(t *testing.T) {
 	// A request larger than a slab gets a slab of its own size.
 	if _, size, err := a.alloc(4 << 20); err != nil || size != 4<<20 || maps[len(maps)-1] != 4<<20 {
 		t.Errorf("large alloc: %d bytes, %v, last slab %d", size, err, maps[len(maps)-1])
+	}
+}
+
+// TestForgetDerived: freeing a constant drops the half and dequantized
+// copies made from it (any of their sources in its range), and only
+// those: a new constant at the same address must not be read through an
+// old copy.
+func TestForgetDerived(t *testing.T) {
+	g := &gemm{half: map[string]*derived{
+		"half of the freed constant":             {buf: &buffer{ptr: 1}, srcs: []driver.DevicePtr{150}},
+		"dequantized, its scale freed":           {buf: &buffer{ptr: 2}, srcs: []driver.DevicePtr{40, 199, 500}},
+		"of another constant":                    {buf: &buffer{ptr: 3}, srcs: []driver.DevicePtr{200}},
+		"dequantized, its sources all elsewhere": {buf: &buffer{ptr: 4}, srcs: []driver.DevicePtr{40, 99}},
+	}}
+	var freed []driver.DevicePtr
+	for _, b := range g.forget(100, 200) {
+		freed = append(freed, b.ptr)
+	}
+	slices.Sort(freed)
+	if !slices.Equal(freed, []driver.DevicePtr{1, 2}) {
+		t.Errorf("freed copies %v, want [1 2]", freed)
+	}
+	if len(g.half) != 2 || g.half["of another constant"] == nil || g.half["dequantized, its sources all elsewhere"] == nil {
+		t.Errorf("copies left: %v", g.half)
 	}
 }

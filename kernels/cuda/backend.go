@@ -185,12 +185,20 @@ func (b *Backend) Alloc(n int) (kernels.Buffer, error) {
 	return buf, nil
 }
 
-// Free returns a buffer's memory to the arena.
+// Free returns a buffer's memory to the arena, and a constant's derived
+// copies (gemm.forget) with it.
 func (b *Backend) Free(x kernels.Buffer) {
-	if buf, ok := x.(*buffer); ok && buf.size > 0 {
-		b.mem.release(uint64(buf.ptr), buf.size)
-		buf.size = 0
+	buf, ok := x.(*buffer)
+	if !ok || buf.size == 0 {
+		return
 	}
+	if buf.wrapped && b.blas != nil {
+		for _, d := range b.blas.forget(buf.ptr, buf.ptr+driver.DevicePtr(max(buf.n, 1))) {
+			b.Free(d)
+		}
+	}
+	b.mem.release(uint64(buf.ptr), buf.size)
+	buf.size = 0
 }
 
 // Wrap uploads host bytes once into a read-only buffer.

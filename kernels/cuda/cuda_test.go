@@ -527,3 +527,33 @@ func launches(t *testing.T, b *cuda.Backend, build func(*graph.Graph) []graph.Te
 	}
 	return p.Steps(), int(b.Stats().Dispatches - before)
 }
+
+// TestFreedConstantCopies: with f16 products, a constant weight is read
+// through a half copy the backend keeps. With no plan cache the engine
+// frees each program's constants when it closes, and the next constant
+// of the same size is likely to get the same address: its product must
+// not read the old constant's copy.
+func TestFreedConstantCopies(t *testing.T) {
+	b := open(t, kernels.F16)
+	ctx := context.Background()
+	eng, ref := graph.NewEngine(b, graph.WithPlanCache(0)), graph.NewEngine(cpu.New())
+	product := func(e *graph.Engine, w []float32) []float32 {
+		g := graph.New()
+		x := g.InputF32("x", graph.Shape{64, 256}, ramp(64*256, 0.02))
+		vals, err := e.Eval(ctx, x.MatMul(g.ConstF32(graph.Shape{256, 256}, w)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vals[0].F32()
+	}
+	for i, scale := range []float32{0.01, -0.03, 0.02} {
+		w := ramp(256*256, scale)
+		got, want := product(eng, w), product(ref, w)
+		if rel := signalcmp.RelL2(got, want); !(rel <= 2e-3) {
+			t.Errorf("weight %d: relative L2 %.2g against the CPU, want ≤ 2e-3 (an earlier weight's copy read?)", i, rel)
+		}
+		if c := eng.Stats().Constants; c != 0 {
+			t.Errorf("weight %d: %d constants held with no plan cached", i, c)
+		}
+	}
+}

@@ -18,7 +18,34 @@ type gemm struct {
 	workspace int
 
 	mu   sync.Mutex
-	half map[string]*buffer // half-precision and dequantized copies of constant operands
+	half map[string]*derived // half-precision and dequantized copies of constant operands
+}
+
+// derived is a copy made from constant operands, and where they lie: when
+// one of them is freed (the engine frees a constant that no plan holds),
+// the copy goes too, or a new constant at the same address would be read
+// through the old one's copy.
+type derived struct {
+	buf  *buffer
+	srcs []driver.DevicePtr
+}
+
+// forget drops the copies made from memory in [lo, hi) and returns them
+// for freeing.
+func (g *gemm) forget(lo, hi driver.DevicePtr) []*buffer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*buffer
+	for k, d := range g.half {
+		for _, p := range d.srcs {
+			if p >= lo && p < hi {
+				out = append(out, d.buf)
+				delete(g.half, k)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // newGemm opens cuBLASLt; without the library (an unusual install) matrix
@@ -28,7 +55,7 @@ func newGemm(b *Backend) (*gemm, error) {
 	if err != nil {
 		return nil, nil
 	}
-	g := &gemm{b: b, workspace: cublaslt.RecommendedWorkspace, half: map[string]*buffer{}}
+	g := &gemm{b: b, workspace: cublaslt.RecommendedWorkspace, half: map[string]*derived{}}
 	if err := b.th.Do(func() error {
 		var err error
 		g.h, err = lib.NewHandle()
@@ -157,7 +184,7 @@ func (q *queue) constHalf(v kernels.View, bufs []kernels.Buffer, count int, stri
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if h := g.half[key]; h != nil {
-		return h.ptr, nil
+		return h.buf.ptr, nil
 	}
 	r := len(v.Shape)
 	n := count * v.Shape[r-2] * v.Shape[r-1] * 2
@@ -172,7 +199,7 @@ func (q *queue) constHalf(v kernels.View, bufs []kernels.Buffer, count int, stri
 	if err := q.b.drv.StreamSynchronize(q.b.setup); err != nil {
 		return 0, err
 	}
-	g.half[key] = h
+	g.half[key] = &derived{h, []driver.DevicePtr{ptr(bufs, v)}}
 	return h.ptr, nil
 }
 
@@ -209,7 +236,7 @@ func (q *queue) constDequant(w, scale, zero kernels.View, bufs []kernels.Buffer)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if h := g.half[key]; h != nil {
-		return h.ptr, nil
+		return h.buf.ptr, nil
 	}
 	n := w.Len()
 	hb, err := q.b.Alloc(n * 4)
@@ -224,7 +251,7 @@ func (q *queue) constDequant(w, scale, zero kernels.View, bufs []kernels.Buffer)
 	if err := q.b.drv.StreamSynchronize(q.b.setup); err != nil {
 		return 0, err
 	}
-	g.half[key] = h
+	g.half[key] = &derived{h, []driver.DevicePtr{ptr(bufs, w), ptr(bufs, scale), ptr(bufs, zero)}}
 	return h.ptr, nil
 }
 
