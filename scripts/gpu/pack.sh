@@ -13,8 +13,15 @@
 #               revision's kernels/cuda tests ($OUT/cuda_REV.txt);
 #   gpucarry2/  the artifact's second part and run2.sh: join the artifact,
 #               run TestGPUKokoro and TestGPUProfileKokoro on the last
-#               revision, and BenchmarkGPUKokoro on every revision in
-#               interleaved rounds (a rerun of one binary is not a peer).
+#               revision, BenchmarkGPUKokoro on every revision in
+#               interleaved rounds (a rerun of one binary is not a peer),
+#               and a CPU profile and an execution trace of the last
+#               revision's paragraph ($OUT/kokoro_REV.cpu.prof, .trace).
+# PACK_VARIANTS lists environment settings under which the last revision
+# also runs in each benchmark round, each one a variant (a backend switch
+# that turns one change off, so one build measures it):
+#   PACK_VARIANTS="FORGE_CUDA_LSTM_CLUSTER=off FORGE_CUDA_CONV_IGEMM=off" \
+#     scripts/gpu/pack.sh main gpu-next
 # Then, from the repository root, with the device tool:
 #   run "bash gpucarry/run1.sh"  carry ["gpucarry"]
 #   run "bash gpucarry2/run2.sh" carry ["gpucarry2"]   (within the 30 s the
@@ -87,8 +94,18 @@ for r in 1 2; do
     echo "== \$n, round \$r"
     /tmp/e2e_\$n.test -test.run XXX -test.bench GPUKokoro -test.benchtime 10x 2>&1 | grep -E 'Benchmark|FAIL'
   done
+  for v in ${PACK_VARIANTS:-}; do
+    echo "== $last with \$v, round \$r"
+    env \$v /tmp/e2e_$last.test -test.run XXX -test.bench GPUKokoro -test.benchtime 10x 2>&1 | grep -E 'Benchmark|FAIL'
+  done
 done
 FORGE_CUDA_PROFILE=1 /tmp/e2e_$last.test -test.run TestGPUProfileKokoro -test.v -test.count=1 >\$OUT/kokoro_profile.txt 2>&1
 grep -E 'in all|device time' \$OUT/kokoro_profile.txt
+# The host's share of the paragraph: a CPU profile and an execution trace
+# (waits on the device show as the goroutine blocked in its driver call),
+# read here with an unstripped build of $last (go tool pprof / go tool trace).
+/tmp/e2e_$last.test -test.run XXX -test.bench 'GPUKokoro/f16/paragraph' -test.benchtime 20x -test.cpuprofile \$OUT/kokoro_$last.cpu.prof >/dev/null 2>&1
+/tmp/e2e_$last.test -test.run XXX -test.bench 'GPUKokoro/f16/paragraph' -test.benchtime 3x -test.trace \$OUT/kokoro_$last.trace >/dev/null 2>&1
+ls -l \$OUT
 EOF
 du -sh gpucarry gpucarry2
