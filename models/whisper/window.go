@@ -472,15 +472,29 @@ func (w *Window) run(ctx context.Context, n int, at []int, logits [][]float32) e
 	if err := sp.prog.Run(ctx); err != nil {
 		return fmt.Errorf("whisper: decoder: %w", err)
 	}
-	V := m.cfg.Vocab
-	w.logits = slices.Grow(w.logits[:0], len(logits)*V)[:len(logits)*V]
-	if err := sp.prog.ReadF32(ctx, 0, w.logits); err != nil {
+	if err := w.readLogits(ctx, sp.prog, logits); err != nil {
 		return fmt.Errorf("whisper: decoder: %w", err)
+	}
+	w.pos += n
+	return nil
+}
+
+// readLogits reads the program's logits, one row a hypothesis or prefix
+// position, into logits. A single row (a greedy step) is read in place:
+// through a scratch it cost one more pass over the vocabulary's 207 KB a
+// token on the host, beside a GPU step of about 0.25 ms.
+func (w *Window) readLogits(ctx context.Context, prog *graph.Program, logits [][]float32) error {
+	if len(logits) == 1 {
+		return prog.ReadF32(ctx, 0, logits[0])
+	}
+	V := w.m.cfg.Vocab
+	w.logits = slices.Grow(w.logits[:0], len(logits)*V)[:len(logits)*V]
+	if err := prog.ReadF32(ctx, 0, w.logits); err != nil {
+		return err
 	}
 	for i, row := range logits {
 		copy(row, w.logits[i*V:(i+1)*V])
 	}
-	w.pos += n
 	return nil
 }
 
