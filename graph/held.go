@@ -76,17 +76,11 @@ func (h *Held) Close() {
 // When EvalHeld returns, the program's work has finished. On a failure
 // nothing stays held.
 func (e *Engine) EvalHeld(ctx context.Context, outs ...Tensor) ([]*Held, error) {
-	prog, err := e.compile(ctx, true, outs)
+	prog, err := e.evalProgram(ctx, outs)
 	if err != nil {
 		return nil, err
 	}
 	defer prog.Close()
-	if err := prog.bindAttached(ctx); err != nil {
-		return nil, err
-	}
-	if err := prog.Run(ctx); err != nil {
-		return nil, err
-	}
 	if err := prog.q.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("graph: eval: %w", err)
 	}

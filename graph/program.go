@@ -74,17 +74,11 @@ func (e *Engine) newProgram(p *plan, g *Graph, order []uint32, brief, once bool)
 // on the host. Effect tokens among outs yield no Value (nil). When Eval
 // returns, the program's work, effects on States included, has finished.
 func (e *Engine) Eval(ctx context.Context, outs ...Tensor) ([]*Value, error) {
-	prog, err := e.compile(ctx, true, outs)
+	prog, err := e.evalProgram(ctx, outs)
 	if err != nil {
 		return nil, err
 	}
 	defer prog.Close()
-	if err := prog.bindAttached(ctx); err != nil {
-		return nil, err
-	}
-	if err := prog.Run(ctx); err != nil {
-		return nil, err
-	}
 	vals := make([]*Value, len(outs))
 	k := 0
 	for i, t := range outs {
@@ -102,6 +96,25 @@ func (e *Engine) Eval(ctx context.Context, outs ...Tensor) ([]*Value, error) {
 		return nil, fmt.Errorf("graph: eval: %w", err)
 	}
 	return vals, nil
+}
+
+// evalProgram compiles outs into a program for one run (Eval, EvalHeld),
+// feeds the inputs bound to data and enqueues the run; the caller reads
+// the outputs and closes the program.
+func (e *Engine) evalProgram(ctx context.Context, outs []Tensor) (*Program, error) {
+	prog, err := e.compile(ctx, true, outs)
+	if err != nil {
+		return nil, err
+	}
+	if err := prog.bindAttached(ctx); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	if err := prog.Run(ctx); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	return prog, nil
 }
 
 // Program is a compiled graph bound to its own buffers and queue. Set
