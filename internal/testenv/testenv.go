@@ -1,6 +1,6 @@
 // Package testenv finds what Forge's tests read from outside the
 // repository: the ../shared directory beside the checkout (golden outputs,
-// real speech). Tests skip loudly, naming the missing path, when a user's
+// real speech; $FORGE_SHARED elsewhere). Tests skip loudly, naming the missing path, when a user's
 // checkout has no ../shared; CI always has it. It also builds the
 // commands that CLI-level tests run.
 package testenv
@@ -23,9 +23,14 @@ func RepoRoot(t testing.TB) string {
 	return dir
 }
 
-// SharedDir returns ../shared beside the repository root.
+// SharedDir returns ../shared beside the repository root, or the folder
+// $FORGE_SHARED names: a machine that runs carried test binaries (the lent
+// GPU's) may not be able to write beside the checkout it was given.
 func SharedDir(t testing.TB) string {
 	t.Helper()
+	if d := os.Getenv("FORGE_SHARED"); d != "" {
+		return d
+	}
 	return filepath.Join(RepoRoot(t), "..", "shared")
 }
 

@@ -11,6 +11,11 @@
 #   gpucarry/   the binaries, the artifact's first part, its manifest and
 #               run1.sh: unpack everything into /tmp and run each
 #               revision's kernels/cuda tests ($OUT/cuda_REV.txt);
+#   gpucarry3/  Whisper tiny and Silero VAD from the model cache, jfk and
+#               the golden clips, and run3.sh: the GPU's Whisper tests on the
+#               last revision, BenchmarkGPUWhisper and BenchmarkGPUBatch on
+#               every revision in interleaved rounds, and the PyTorch peer
+#               (scripts/peers/whisper_torch.py) in the same call;
 #   gpucarry2/  the artifact's second part and run2.sh: join the artifact,
 #               run TestGPUKokoro and TestGPUProfileKokoro on the last
 #               revision, BenchmarkGPUKokoro on every revision in
@@ -26,6 +31,8 @@
 #   run "bash gpucarry/run1.sh"  carry ["gpucarry"]
 #   run "bash gpucarry2/run2.sh" carry ["gpucarry2"]   (within the 30 s the
 #                                machine stays warm)
+#   run "bash gpucarry3/run3.sh" carry ["gpucarry3"]   (the same machine:
+#                                it runs run1's binaries)
 # Revisions are built in temporary worktrees; nothing is committed. The
 # binaries are stripped (-s -w: about 5 MB a revision compressed, so up to
 # five revisions go with the artifact's 32 MB part); to read a CPU profile
@@ -43,8 +50,8 @@ if [ ! -f "$art/kokoro-v1.0-int8.safetensors" ]; then
   exit 2
 fi
 
-rm -rf gpucarry gpucarry2
-mkdir -p gpucarry gpucarry2
+rm -rf gpucarry gpucarry2 gpucarry3
+mkdir -p gpucarry gpucarry2 gpucarry3/shared/data gpucarry3/shared/golden
 names=()
 for rev in "${revs[@]}"; do
   name=$(git rev-parse --short "$rev")
@@ -108,4 +115,34 @@ grep -E 'in all|device time' \$OUT/kokoro_profile.txt
 /tmp/e2e_$last.test -test.run XXX -test.bench 'GPUKokoro/f16/paragraph' -test.benchtime 3x -test.trace \$OUT/kokoro_$last.trace >/dev/null 2>&1
 ls -l \$OUT
 EOF
-du -sh gpucarry gpucarry2
+for id in whisper-tiny silero-vad-v6; do
+  [ -f "$models/$id/verified.json" ] || { echo "pack.sh: $models/$id is not in the cache: run 'go run ./cmd/models fetch $id' first" >&2; exit 2; }
+done
+tar -C "$models" -cf - --exclude=derived whisper-tiny silero-vad-v6 | xz -T0 -6 >gpucarry3/models.tar.xz
+shared=${FORGE_SHARED:-$root/../shared}
+cp "$shared/data/jfk.wav" gpucarry3/shared/data/
+cp -r "$shared/golden/audio" gpucarry3/shared/golden/
+
+cat >gpucarry3/run3.sh <<EOF
+#!/bin/bash
+# Written by scripts/gpu/pack.sh for ${names[*]}.
+[ -x /tmp/e2e_$last.test ] || { echo "run gpucarry/run1.sh first, on the same machine"; exit 3; }
+mkdir -p /tmp/models && xz -dc gpucarry3/models.tar.xz | tar -x -C /tmp/models
+export FORGE_MODELS=/tmp/models FORGE_SHARED=\$PWD/gpucarry3/shared
+root=\$PWD
+cd e2e
+echo "== Whisper and VAD tests, $last"
+/tmp/e2e_$last.test -test.run 'TestGPUGoldenTokens|TestGPUWhisperVAD|TestGPUBatch\$|TestGPUFusedDecoder' -test.v -test.count=1 >\$OUT/whisper_tests.txt 2>&1
+grep -E '^(--- |ok|FAIL)|tokens equal|SKIP' \$OUT/whisper_tests.txt
+for r in 1 2; do
+  for n in ${names[*]}; do
+    echo "== \$n, round \$r"
+    /tmp/e2e_\$n.test -test.run XXX -test.bench 'GPUWhisper/f16/(encode|step|transcribe)\$' -test.benchtime 200x 2>&1 | grep -E 'Benchmark|FAIL'
+    /tmp/e2e_\$n.test -test.run XXX -test.bench 'GPUBatch/f16' -test.benchtime 5x 2>&1 | grep -E 'Benchmark|FAIL'
+  done
+done
+cd \$root
+echo "== PyTorch peer"
+python3 scripts/peers/whisper_torch.py tiny 2>&1 | tail -20
+EOF
+du -sh gpucarry gpucarry2 gpucarry3
