@@ -129,6 +129,8 @@ cat >gpucarry3/run3.sh <<EOF
 [ -x /tmp/e2e_$last.test ] || { echo "run gpucarry/run1.sh first, on the same machine"; exit 3; }
 mkdir -p /tmp/models && xz -dc gpucarry3/models.tar.xz | tar -x -C /tmp/models
 export FORGE_MODELS=/tmp/models FORGE_SHARED=\$PWD/gpucarry3/shared
+# Builds older than FORGE_SHARED read ../shared beside the checkout.
+[ -e ../shared ] || ln -s "\$PWD/gpucarry3/shared" ../shared 2>/dev/null || echo "(../shared not writable: older builds skip what reads it)"
 root=\$PWD
 cd e2e
 echo "== Whisper and VAD tests, $last"
