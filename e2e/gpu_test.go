@@ -577,17 +577,20 @@ func artifactFor(t testing.TB, id string) (*weights.Artifact, bool) {
 // rounding, the CPU's own two SGEMM paths (Go and OpenBLAS) differ by
 // Pearson 0.865 and log-spectral RMS 0.277 on this paragraph; with the
 // graph source the devices use, 0.9994 and 0.047 (see
-// kokoro.Model.GraphSource). The gates: identical durations; F0, energy
-// and aligned text features within 1e-3 (relative L2) in f32, 1e-2 with
-// f16 products; log-spectral RMS within the int8 golden bound (0.35) in
-// f32 and 0.5 with f16 products. The waveform is compared with the CPU's
-// at the devices' graph source (kokoro.Model.GraphSource), where neither
-// side reproduces the reference's FFT noise: there, besides the log-spectral
-// bound, Pearson ≥ 0.999 in f32 on the first 16-token piece (the issue's
-// bar) and ≥ 0.998 on the paragraph, whose 10.75 s let the GPU's F0 (2e-6
-// from the CPU's) move enough harmonic phases across ±π to cost the
-// fourth nine (0.99898 on the H100). Against the CPU's default host source
-// both are reported.
+// kokoro.Model.GraphSource). The text and prosody stages compute in
+// float32 with either precision (graph.Graph.FullPrecision); with f16
+// products there, F0 moved by 1.5e-3 and the paragraph's waveform fell to
+// Pearson 0.64. The gates, for both precisions: identical durations; F0,
+// energy and aligned text features within 1e-3 (relative L2);
+// log-spectral RMS within the int8 golden bound (0.35). The waveform is
+// compared with the CPU's at the devices' graph source
+// (kokoro.Model.GraphSource), where neither side reproduces the
+// reference's FFT noise: there, besides the log-spectral bound, Pearson ≥
+// 0.999 on the first 16-token piece (the bar) and ≥ 0.998 on the
+// paragraph, whose 10.75 s let the GPU's F0 (2e-6 from the CPU's) move
+// enough harmonic phases across ±π to cost the fourth nine (0.99898 on
+// the H100 in f32). Against the CPU's default host source both are
+// reported.
 func TestGPUKokoro(t *testing.T) {
 	ctx := context.Background()
 	gpus := []*cuda.Backend{gpu(t, kernels.F32), gpu(t, kernels.F16)}
@@ -654,13 +657,10 @@ func TestGPUKokoro(t *testing.T) {
 		}
 		t.Logf("%s: paragraph in %v (RTF %.4f), first 16-token piece in %v; against the CPU: F0 %.1e, N %.1e, ASR %.1e (rel L2); waveform against the CPU's graph source: log-spectral RMS %.4f, Pearson %.5f, first piece %.5f (against its host source: %.4f, %.4f)",
 			b.Device(), got.warm, got.warm.Seconds()/audio, got.first, f0, n, asr, ls, pearson, piece, lsHost, signalcmp.Pearson(got.Audio, want.Audio))
-		if prec == kernels.F32 && !(pearson >= 0.998 && piece >= 0.999) {
+		if !(pearson >= 0.998 && piece >= 0.999) {
 			t.Errorf("%s: waveform Pearson %.5f (paragraph), %.5f (first piece) against the CPU with the same (graph) source, want ≥ 0.998 and ≥ 0.999", prec, pearson, piece)
 		}
-		stageTol, specTol := 1e-3, 0.35
-		if prec != kernels.F32 {
-			stageTol, specTol = 1e-2, 0.5
-		}
+		const stageTol, specTol = 1e-3, 0.35
 		if !(f0 <= stageTol) || !(n <= stageTol) || !(asr <= stageTol) {
 			t.Errorf("%s: F0/N/ASR differ from the CPU's by %.2g/%.2g/%.2g (rel L2 > %g)", prec, f0, n, asr, stageTol)
 		}

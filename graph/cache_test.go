@@ -496,3 +496,48 @@ func TestConcurrentConstants(t *testing.T) {
 		t.Errorf("%d constants held with one plan cached, want at most 2", c)
 	}
 }
+
+// stepRecorder is a planning CPU backend that keeps the steps it is given.
+type stepRecorder struct {
+	*cpu.Backend
+	steps []kernels.Step
+}
+
+func (r *stepRecorder) Plan(steps []kernels.Step) (kernels.Plan, error) {
+	r.steps = append(r.steps, steps...)
+	return &meteredPlan{m: &meteredBackend{Backend: r.Backend}, steps: steps}, nil
+}
+
+// TestFullPrecision: the steps of a full-precision graph carry
+// kernels.Step.F32, and such a graph does not share a compiled program
+// with the same graph at the backend's precision.
+func TestFullPrecision(t *testing.T) {
+	ctx := context.Background()
+	rec := &stepRecorder{Backend: cpu.New()}
+	e := graph.NewEngine(rec)
+	build := func(full bool) graph.Tensor {
+		g := graph.New()
+		if full {
+			g.FullPrecision()
+		}
+		x := g.InputF32("x", graph.Shape{2, 3}, []float32{1, 2, 3, 4, 5, 6})
+		return x.MatMul(g.ParamF32("w", graph.Shape{3, 2}, []float32{1, 0, 0, 1, 1, 1})).Gelu()
+	}
+	for _, full := range []bool{false, true} {
+		rec.steps = nil
+		if _, err := e.Eval(ctx, build(full)); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.steps) == 0 {
+			t.Fatalf("full %v: no plan made (a cached one reused?)", full)
+		}
+		for _, s := range rec.steps {
+			if s.F32 != full {
+				t.Errorf("full %v: step %s has F32 %v", full, s.Op, s.F32)
+			}
+		}
+	}
+	if c := e.Stats().Compiles; c != 2 {
+		t.Errorf("%d programs compiled for the graph at two precisions, want 2", c)
+	}
+}

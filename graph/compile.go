@@ -144,6 +144,9 @@ func collect(g *Graph, outs []uint32) []uint32 {
 // position, plus the output positions: equal keys mean equal programs.
 func structureKey(g *Graph, order []uint32, pos map[uint32]int, outs []uint32) string {
 	var b []byte
+	if g.f32 {
+		b = append(b, "f32|"...)
+	}
 	in := make([]uint32, 0, 8)
 	stateNo := make(map[*State]int)
 	for _, id := range order {
@@ -1090,7 +1093,7 @@ func (c *compiler) finish() {
 	}
 	p.steps = make([]kernels.Step, len(c.steps))
 	for k, s := range c.steps {
-		st := kernels.Step{Op: s.op, Attr: s.attr, Expr: s.expr, Name: s.name}
+		st := kernels.Step{Op: s.op, Attr: s.attr, Expr: s.expr, Name: s.name, F32: c.g.f32}
 		st.In = make([]kernels.View, len(s.in))
 		for j, o := range s.in {
 			st.In[j] = resolve(o)

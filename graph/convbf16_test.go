@@ -2,10 +2,13 @@ package graph_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/tensorforge/forge/graph"
+	"github.com/tensorforge/forge/internal/signalcmp"
 	"github.com/tensorforge/forge/kernels/cpu"
+	"github.com/tensorforge/forge/kernels/cpu/gemm"
 )
 
 // TestConvBF16OptionIsPartOfTheProgram checks that ConvOpts.BF16 and
@@ -59,5 +62,43 @@ func TestMatMulBF16OptionIsPartOfTheProgram(t *testing.T) {
 		if n := eng.Compiles(); n != c.programs {
 			t.Errorf("after %s: %d programs compiled, want %d", c.name, n, c.programs)
 		}
+	}
+}
+
+// TestFullPrecisionOverridesBF16: in a full-precision graph, a
+// convolution or product whose options allow bfloat16 computes in
+// float32 (bit for bit the result without the option); elsewhere, on a
+// CPU with a bfloat16 unit, the option rounds.
+func TestFullPrecisionOverridesBF16(t *testing.T) {
+	ctx := context.Background()
+	eng := graph.NewEngine(cpu.New())
+	x, w, m := make([]float32, 64*40), make([]float32, 64*64*3), make([]float32, 64*64)
+	for i := range x {
+		x[i] = float32(i%17)*0.1 + 0.0123
+	}
+	for i := range w {
+		w[i] = float32(i%13)*0.01 - 0.0571
+	}
+	copy(m, w)
+	run := func(bf16, full bool) []float32 {
+		g := graph.New()
+		if full {
+			g.FullPrecision()
+		}
+		in := g.InputF32("x", graph.Shape{1, 64, 40}, x)
+		y := in.Conv1d(g.ParamF32("w", graph.Shape{64, 64, 3}, w), graph.Tensor{}, graph.ConvOpts{Padding: 1, BF16: bf16})
+		y = y.Reshape(64, 40).T().MatMulWith(g.ParamF32("m", graph.Shape{64, 64}, m), graph.MatMulOpts{BF16: bf16})
+		v, err := eng.Eval(ctx, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0].F32()
+	}
+	exact := run(false, false)
+	if got := run(true, true); !slices.Equal(got, exact) {
+		t.Errorf("a full-precision graph's bfloat16-allowed steps differ from float32 (max abs %.3g)", signalcmp.MaxAbs(got, exact))
+	}
+	if gemm.HasBF16Conv() && slices.Equal(run(true, false), exact) {
+		t.Errorf("with a bfloat16 unit (%s), the bfloat16-allowed steps gave float32's result: the test shows nothing", gemm.BF16ConvPath())
 	}
 }

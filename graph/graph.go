@@ -70,12 +70,21 @@ type Graph struct {
 	keyBuf []byte
 	inputs []uint32
 	err    error // first error, for Err
+	f32    bool  // FullPrecision
 }
 
 // New returns an empty graph.
 func New() *Graph {
 	return &Graph{byKey: make(map[string]uint32)}
 }
+
+// FullPrecision has every step of the programs compiled from g compute in
+// float32, whatever precision the backend's products run in
+// (kernels.Step.F32). It is for a stage whose results later stages are
+// sensitive to and which costs little: Kokoro's durations and F0, which
+// the harmonic source integrates over seconds (with f16 products its F0
+// moved by 1.5e-3, and the waveform's phase with it).
+func (g *Graph) FullPrecision() { g.f32 = true }
 
 // Tensor is a handle to a node: cheap to copy, meaningful only with its graph.
 type Tensor struct {

@@ -22,7 +22,7 @@ func (c *compiler) supported(op kernels.Op, ins, outs []operand, attr any, expr 
 	if c.e.support == nil {
 		return true
 	}
-	s := kernels.Step{Op: op, Attr: attr, Expr: expr}
+	s := kernels.Step{Op: op, Attr: attr, Expr: expr, F32: c.g.f32}
 	for _, o := range ins {
 		v := o.v
 		v.Slot = -1

@@ -66,6 +66,10 @@ type Step struct {
 	Attr any    // the op's attribute struct (MatMulAttr, ConvAttr, ...), nil if none
 	Expr *Expr  // OpFused only
 	Name string // the graph node it came from, for profiles and errors
+	// F32: the step computes in float32 whatever precision the backend's
+	// products run in (kernels.Options.Precision): its graph asked for
+	// full precision (graph.Graph.FullPrecision).
+	F32 bool
 }
 
 // Stats are counters a backend keeps for scorecards.

@@ -35,6 +35,7 @@ func (b *Backend) conv1d(s *kernels.Step, bufs []kernels.Buffer) error {
 	if !ok {
 		return fmt.Errorf("cpu: conv1d: missing attributes")
 	}
+	a.BF16 = a.BF16 && !s.F32 // a full-precision graph's step stays in float32
 	N, Cin, L := xv.Shape[0], xv.Shape[1], xv.Shape[2]
 	Cout, K := wv.Shape[0], wv.Shape[2]
 	Lout := out.Shape[2]
@@ -246,6 +247,7 @@ func (b *Backend) convTranspose1d(s *kernels.Step, bufs []kernels.Buffer) error 
 	if !ok {
 		return fmt.Errorf("cpu: conv_transpose1d: missing attributes")
 	}
+	a.BF16 = a.BF16 && !s.F32
 	N, Cin, L := xv.Shape[0], xv.Shape[1], xv.Shape[2]
 	cog, K := wv.Shape[1], wv.Shape[2]
 	G := a.Groups

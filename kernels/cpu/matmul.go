@@ -42,7 +42,7 @@ func (b *Backend) matmul(s *kernels.Step, bufs []kernels.Buffer) error {
 	}
 	a, bb := f32s(bufs, av), f32s(bufs, bv)
 	e := gemm.Default()
-	if attr, _ := s.Attr.(kernels.MatMulAttr); attr.BF16 && sharedB(bv) {
+	if attr, _ := s.Attr.(kernels.MatMulAttr); attr.BF16 && !s.F32 && sharedB(bv) {
 		if w := b.packedBF16B(bufs, bv, k, n, tb, ldb); w != nil {
 			var bias []float32
 			if len(s.In) >= 3 {

@@ -1,6 +1,10 @@
 package cuda
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tensorforge/forge/kernels"
+)
 
 // TestFASplits: the encoder's flash attention splits the keys inside its
 // blocks only where its blocks of 64 rows would leave an SM fewer than
@@ -41,5 +45,48 @@ func TestGroupSplits(t *testing.T) {
 		if got := groupSplits(c.groups, c.size); got != c.want {
 			t.Errorf("groupSplits(%d groups of %d) = %d, want %d", c.groups, c.size, got, c.want)
 		}
+	}
+}
+
+// TestFullPrecisionSteps: with f16 products, a step of a full-precision
+// graph (kernels.Step.F32) still multiplies in float32: no half operands,
+// no half scratch, float32 columns for a convolution.
+func TestFullPrecisionSteps(t *testing.T) {
+	b := &Backend{precision: kernels.F16, blas: &gemm{}}
+	dense := func(shape ...int) kernels.View {
+		st := make([]int, len(shape))
+		n := 1
+		for i := len(shape) - 1; i >= 0; i-- {
+			st[i], n = n, n*shape[i]
+		}
+		return kernels.View{DType: kernels.F32, Shape: shape, Strides: st}
+	}
+	product := func(f32 bool) *kernels.Step {
+		return &kernels.Step{Op: kernels.OpMatMul, F32: f32, Attr: kernels.MatMulAttr{},
+			In: []kernels.View{dense(64, 128), dense(128, 32)}, Out: []kernels.View{dense(64, 32)}}
+	}
+	conv := func(f32 bool) *kernels.Step {
+		return &kernels.Step{Op: kernels.OpConv1d, F32: f32, Attr: kernels.ConvAttr{Stride: 1, Dilation: 1, Groups: 1},
+			In: []kernels.View{dense(1, 128, 4096), dense(128, 128, 3)}, Out: []kernels.View{dense(1, 128, 4096)}}
+	}
+	for _, f32 := range []bool{false, true} {
+		want := kernels.F16
+		if f32 {
+			want = kernels.F32
+		}
+		if got := b.stepPrecision(product(f32)); got != want {
+			t.Errorf("F32 %v: step precision %s, want %s", f32, got, want)
+		}
+		if got := runsHalf(b, product(f32)); got == f32 {
+			t.Errorf("F32 %v: runsHalf = %v", f32, got)
+		}
+		if got := scratchBytes(product(f32), b) > 0; got == f32 {
+			t.Errorf("F32 %v: half scratch for the product: %v", f32, got)
+		}
+	}
+	half, _ := convGEMM(conv(false), b)
+	full, _ := convGEMM(conv(true), b)
+	if !(full > half) {
+		t.Errorf("a full-precision convolution's columns take %d bytes, a half one's %d: want float32 columns, larger", full, half)
 	}
 }

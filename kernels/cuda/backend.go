@@ -232,6 +232,15 @@ func (b *Backend) upload(dst driver.DevicePtr, host []byte) error {
 // Precision returns the arithmetic of the backend's matrix products.
 func (b *Backend) Precision() kernels.DType { return b.precision }
 
+// stepPrecision is the precision step s's products run in: the backend's,
+// or float32 for a step of a full-precision graph (kernels.Step.F32).
+func (b *Backend) stepPrecision(s *kernels.Step) kernels.DType {
+	if s.F32 {
+		return kernels.F32
+	}
+	return b.precision
+}
+
 // Stats reports launches and device memory.
 func (b *Backend) Stats() kernels.Stats {
 	live, peak := b.mem.stats()

@@ -315,10 +315,11 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool, res *
 			gm.Bias = ptr(bufs, *res.bias)
 		}
 	}
-	half := halfPlan(q.b, p, K)
+	prec := q.b.stepPrecision(s)
+	half := halfPlan(prec, p, K)
 	if half {
 		gm.In = cublaslt.F16
-		if q.b.precision == kernels.BF16 {
+		if prec == kernels.BF16 {
 			gm.In = cublaslt.BF16
 		}
 		gm.TransA, gm.TransB, gm.LDA, gm.LDB = false, false, K, N
@@ -390,14 +391,14 @@ func (q *queue) matmul(s *kernels.Step, bufs []kernels.Buffer, halfA bool, res *
 // (halfPlan).
 func runsHalf(b *Backend, s *kernels.Step) bool {
 	av, bv, out := s.In[0], s.In[1], s.Out[0]
-	return halfPlan(b, planBatch(av, bv, out), av.Shape[len(av.Shape)-1])
+	return halfPlan(b.stepPrecision(s), planBatch(av, bv, out), av.Shape[len(av.Shape)-1])
 }
 
 // halfPlan reports whether a product of depth K with batch plan p runs in
-// half precision: with the backend's f16/bf16 precision, when its batch
-// axes collapse into one strided batch and K > 0.
-func halfPlan(b *Backend, p batchPlan, K int) bool {
-	return b.precision != kernels.F32 && len(p.outer) == 0 && K > 0
+// half precision: with f16/bf16 products (prec, the step's precision),
+// when its batch axes collapse into one strided batch and K > 0.
+func halfPlan(prec kernels.DType, p batchPlan, K int) bool {
+	return prec != kernels.F32 && len(p.outer) == 0 && K > 0
 }
 
 // matmulScratch is the workspace a product needs in half precision: the

@@ -488,9 +488,9 @@ func (q *queue) attention(s *kernels.Step, bufs []kernels.Buffer, combine bool) 
 		}
 		return q.launchWaiting(q.b.mods.fixed("forge_attention_combine"), driver.Dim3{X: uint32(a.n), Y: uint32(batch)}, driver.Dim3{X: 32}, 0, args)
 	}
-	if q.b.precision != kernels.F32 && a.d == 64 && a.dv == 64 {
+	if prec := q.b.stepPrecision(s); prec != kernels.F32 && a.d == 64 && a.dv == 64 {
 		// Half-precision products: both on tensor cores.
-		bf16 := b2i(q.b.precision == kernels.BF16)
+		bf16 := b2i(prec == kernels.BF16)
 		if a.n >= attFARows {
 			sp := attPadKeys(int(a.s))
 			args := q.args.Reset().Bytes(structBytes(&a)).Ptr(q.scratch.ptr).I32(int32(sp)).I32(bf16)
@@ -759,7 +759,7 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 			return groups * S * 16 // forge_group_stats's partial sums
 		}
 	}
-	if s.Op == kernels.OpMatMul && b.precision != kernels.F32 && len(s.In) >= 2 && len(s.Out) == 1 {
+	if s.Op == kernels.OpMatMul && b.stepPrecision(s) != kernels.F32 && len(s.In) >= 2 && len(s.Out) == 1 {
 		return matmulScratch(s)
 	}
 	if cols, ok := convGEMM(s, b); ok {
@@ -774,7 +774,7 @@ func scratchBytes(s *kernels.Step, b *Backend) int {
 	if s.Op == kernels.OpAttention && len(s.In) >= 3 {
 		q, k, v := s.In[0], s.In[1], s.In[2]
 		r := len(q.Shape)
-		if b.precision != kernels.F32 && q.Shape[r-2] >= attFARows && q.Shape[r-1] == 64 && v.Shape[r-1] == 64 {
+		if b.stepPrecision(s) != kernels.F32 && q.Shape[r-2] >= attFARows && q.Shape[r-1] == 64 && v.Shape[r-1] == 64 {
 			// forge_attention_fa's half-precision keys and values.
 			return q.Len() / (q.Shape[r-2] * 64) * attPadKeys(k.Shape[r-2]) * 64 * 2 * 2
 		}
@@ -828,7 +828,7 @@ func convGEMM(s *kernels.Step, b *Backend) (int, bool) {
 	x, w, y := s.In[0], s.In[1], s.Out[0]
 	cin, k, cout, lout := x.Shape[1], w.Shape[2], y.Shape[1], y.Shape[2]
 	es := 4
-	if b.precision != kernels.F32 {
+	if b.stepPrecision(s) != kernels.F32 {
 		es = 2
 	}
 	if cout*cin*k*lout < 1<<22 || cin*k == 0 || cin*k*es > maxCols {
@@ -873,9 +873,9 @@ func (q *queue) convGEMM(s *kernels.Step, bufs []kernels.Buffer) error {
 		In: cublaslt.F32, Out: cublaslt.F32, Workspace: q.blasWS.ptr, WorkspaceBytes: q.blasWS.n, Stream: q.stream}
 	cols := q.scratch.ptr
 	gm.A = ptr(bufs, w)
-	if q.b.precision != kernels.F32 {
+	if prec := q.b.stepPrecision(s); prec != kernels.F32 {
 		half, gm.In, es = 1, cublaslt.F16, 2
-		if q.b.precision == kernels.BF16 {
+		if prec == kernels.BF16 {
 			half, gm.In = 2, cublaslt.BF16
 		}
 	}
