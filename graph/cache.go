@@ -337,7 +337,7 @@ func (e *Engine) donePlan(p *plan) {
 // holds: its backend plans and its holds on constants.
 func (e *Engine) releasePlan(p *plan) {
 	p.release()
-	e.dropConsts(p)
+	e.dropConsts(p.consts)
 }
 
 // release closes the backend plans of p's device runs.

@@ -186,16 +186,12 @@ func (c *compiler) alloc(n int) {
 // build compiles the subgraph; with fold set, weight-only subgraphs are
 // evaluated once on the engine and become constants. A build that fails
 // gives up the holds its constants took.
-func (c *compiler) build() (*plan, error) {
-	p, err := c.buildPlan()
-	if err != nil && c.p != nil {
-		c.e.dropConsts(c.p)
-	}
-	return p, err
-}
-
-// buildPlan is build.
-func (c *compiler) buildPlan() (*plan, error) {
+func (c *compiler) build() (_ *plan, err error) {
+	defer func() {
+		if err != nil && c.p != nil {
+			c.e.dropConsts(c.p.consts)
+		}
+	}()
 	if err := c.checkStates(); err != nil {
 		return nil, err
 	}

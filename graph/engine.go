@@ -266,9 +266,10 @@ func (e *Engine) dropConst(b kernels.Buffer) {
 	}
 }
 
-// dropConsts gives up p's holds on its constants.
-func (e *Engine) dropConsts(p *plan) {
-	for _, b := range p.consts {
+// dropConsts gives up a hold on each constant buffer in bufs (weights and
+// nil entries, which hold nothing, are passed over).
+func (e *Engine) dropConsts(bufs []kernels.Buffer) {
+	for _, b := range bufs {
 		e.dropConst(b)
 	}
 }

@@ -83,18 +83,18 @@ func (c *compiler) foldConstants() error {
 		sc := newCompiler(c.e, g, missing, false)
 		p, err := sc.build()
 		if err != nil {
-			dropHeld(c.e, bufs)
+			c.e.dropConsts(bufs)
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
 		p.users = 1 // runs once, uncached: released when prog closes
 		prog, err := c.e.newProgram(p, g, sc.orig, true, true)
 		if err != nil {
-			dropHeld(c.e, bufs)
+			c.e.dropConsts(bufs)
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
 		if err := prog.Run(context.Background()); err != nil {
 			prog.Close()
-			dropHeld(c.e, bufs)
+			c.e.dropConsts(bufs)
 			return fmt.Errorf("graph: folding constants: %w", err)
 		}
 		// A folded value is a constant like any weight: it is read back and
@@ -105,7 +105,7 @@ func (c *compiler) foldConstants() error {
 			v, err := prog.Output(context.Background(), k)
 			if err != nil {
 				prog.Close()
-				dropHeld(c.e, bufs)
+				c.e.dropConsts(bufs)
 				return fmt.Errorf("graph: folding constants: %w", err)
 			}
 			vals[k] = v.Data
@@ -125,7 +125,7 @@ func (c *compiler) foldConstants() error {
 			buf, err := c.e.wrapConst(data)
 			if err != nil {
 				c.e.mu.Unlock()
-				dropHeld(c.e, bufs)
+				c.e.dropConsts(bufs)
 				return fmt.Errorf("graph: folding constants: %w", err)
 			}
 			c.e.folded[keys[idx]] = buf
@@ -186,16 +186,6 @@ func (c *compiler) reindex(order []uint32) {
 			if p, ok := c.pos[x]; ok && !slices.Contains(n.in[:k], x) {
 				c.uses[p]++
 			}
-		}
-	}
-}
-
-// dropHeld gives up the holds taken on the folded values in bufs (nil
-// where none was taken).
-func dropHeld(e *Engine, bufs []kernels.Buffer) {
-	for _, b := range bufs {
-		if b != nil {
-			e.dropConst(b)
 		}
 	}
 }

@@ -48,12 +48,12 @@ func (m *generator) harmonic(f0 graph.Tensor, lo, hi int) graph.Tensor {
 		mult[h] = float32(h+1) / SampleRate
 	}
 	rad := f0.Unsqueeze(1).Mul(g.ConstF32(graph.Shape{1, harmonics, 1}, mult)) // [1, 9, n2]
-	rad = rad.Sub(rad.Floor())
+	rad = fracPart(rad)
 	step := rad.MulScalar(sourceScale) // turns over one F0 value's samples
-	turns := wrappedCumsum(step.Sub(step.Floor()))
+	turns := wrappedCumsum(fracPart(step))
 	next := step.Pad1d(kernels.PadConstant, 0, 1).Narrow(2, 1, n2) // the next F0 value's turns, 0 past the last
 	up := upsampleTurns(turns, next)                               // [1, 9, samples]
-	up = up.Sub(up.Floor()).MulScalar(2 * math.Pi)
+	up = fracPart(up).MulScalar(2 * math.Pi)
 
 	// The sines where the F0 is voiced, merged by l_linear and tanh.
 	voiced := f0.Unsqueeze(2).Expand(graph.Shape{1, n2, sourceScale}).Reshape(1, 1, samples).Gt(g.Scalar(voicedThreshold, graph.F32))
@@ -129,11 +129,14 @@ func wrappedCumsum(x graph.Tensor) graph.Tensor {
 	}
 	local := x.Reshape(1, h, nb, b).Cumsum(3, false, false) // < b
 	sums := local.Narrow(3, b-1, 1)
-	sums = sums.Sub(sums.Floor())
+	sums = fracPart(sums)
 	off := sums.Cumsum(2, true, false) // < nb
-	c := local.Add(off.Sub(off.Floor()))
-	return c.Sub(c.Floor()).Reshape(1, h, nb*b).Narrow(2, 0, n)
+	c := local.Add(fracPart(off))
+	return fracPart(c).Reshape(1, h, nb*b).Narrow(2, 0, n)
 }
+
+// fracPart is x − ⌊x⌋: turns taken modulo one turn.
+func fracPart(x graph.Tensor) graph.Tensor { return x.Sub(x.Floor()) }
 
 // quietBin bounds, relative to a frame's Σ|x·w|, the components of its
 // DFT taken as zero. Bins that are zero in exact arithmetic (every bin
